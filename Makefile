@@ -1,0 +1,32 @@
+# The README's two commands:  `make serve`  and  `make test`.
+# Each installs what is missing (scripts/setup.sh), configures, and builds incrementally.
+BUILD ?= build
+JOBS ?= $(shell nproc)
+
+.PHONY: all build setup serve test format tidy bench clean
+
+all: build
+
+setup:
+	@scripts/setup.sh $(abspath $(BUILD))
+
+$(BUILD)/build.ninja: CMakeLists.txt | setup
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+
+build: setup $(BUILD)/build.ninja
+	@cmake --build $(BUILD) -j $(JOBS)
+
+serve: build
+	$(BUILD)/isolane serve
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300
+
+format:
+	@git ls-files '*.h' '*.cc' | xargs clang-format -i
+
+tidy: build
+	@git ls-files 'src/*.cc' | xargs clang-tidy -p $(BUILD) --quiet
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,61 @@
+#pragma once
+// HttpServer: HTTP/1.1 on reactor threads (Boost.Beast). Keep-alive and pipelining (requests on a
+// connection are answered in order), Content-Length and chunked bodies, limits answered with the
+// right status (431, 413, 400), idle and slow-client timeouts. Reactor threads never enter V8:
+// a parsed request goes to the Backend and its answer comes back posted to the connection's
+// strand.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "front/router.h"
+#include "pool/backend.h"
+#include "util/result.h"
+
+namespace isolane {
+
+struct HttpServerOptions {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 8080;                       // 0: any free port (tests)
+  std::size_t reactorThreads = 1;
+  std::size_t maxHeaderBytes = 16 * 1024;          // over: 431
+  std::size_t maxBodyBytes = 1024 * 1024;          // over: 413
+  std::chrono::milliseconds headerTimeout{10'000};  // a request's head must arrive within this
+  std::chrono::milliseconds bodyTimeout{30'000};    // and its body within this
+  std::chrono::milliseconds idleTimeout{30'000};    // keep-alive connection with no request
+  std::size_t maxConnections = 10'000;              // over: new connections are closed at once
+};
+
+class HttpServer {
+ public:
+  HttpServer(HttpServerOptions options, const Router& router, Backend& backend);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds and starts the reactor threads. The error says which address could not be bound.
+  Status start();
+  // The bound port (useful with port 0).
+  std::uint16_t port() const;
+
+  // Safe from any thread. Stops accepting, lets requests in flight finish for up to `drain`,
+  // calls `drained` (which should make the backend answer whatever still runs), writes those
+  // answers, closes every connection and joins the reactor threads.
+  void stop(std::chrono::milliseconds drain, const std::function<void()>& drained = {});
+
+  // Safe from any thread.
+  std::size_t openConnections() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace isolane

@@ -1,0 +1,21 @@
+#include "front/request_id.h"
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <random>
+
+namespace isolane {
+
+std::string newRequestId() {
+  // A random per-process base plus a counter: unique within a run, unguessable across runs,
+  // and no lock.
+  static const std::uint64_t base = std::random_device{}() * 0x9E3779B97F4A7C15ull;
+  static std::atomic<std::uint64_t> counter{0};
+  std::uint64_t v = base ^ (counter.fetch_add(1, std::memory_order_relaxed) * 0xBF58476D1CE4E5B9ull);
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return std::string(buf, 16);
+}
+
+}  // namespace isolane

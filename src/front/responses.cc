@@ -1,0 +1,35 @@
+#include "front/responses.h"
+
+namespace isolane {
+
+namespace http = boost::beast::http;
+
+std::shared_ptr<StringResponse> simpleResponse(unsigned status, std::string body,
+                                               const std::string& requestId, unsigned version) {
+  auto res = std::make_shared<StringResponse>(static_cast<http::status>(status), version);
+  res->set(http::field::content_type, "text/plain; charset=utf-8");
+  if (!requestId.empty()) res->set("x-request-id", requestId);
+  res->body() = std::move(body);
+  res->prepare_payload();
+  return res;
+}
+
+std::shared_ptr<StringResponse> failureResponse(const AppResponse& failure,
+                                                const std::string& requestId, unsigned version) {
+  std::string reason;
+  switch (failure.failure) {
+    case FailureKind::kTimeout: reason = "the app did not answer in time"; break;
+    case FailureKind::kOverloaded: reason = "the server is at capacity; retry shortly"; break;
+    case FailureKind::kShuttingDown: reason = "the server is shutting down"; break;
+    case FailureKind::kUnknownApp: reason = "no such app"; break;
+    case FailureKind::kCpuLimit: reason = "the app exceeded its CPU time limit"; break;
+    case FailureKind::kHeapLimit: reason = "the app exceeded its memory limit"; break;
+    default: reason = "internal server error"; break;
+  }
+  auto res = simpleResponse(static_cast<unsigned>(failure.status),
+                            reason + " (request id " + requestId + ")\n", requestId, version);
+  res->set("x-isolane-error", std::string(failureCode(failure.failure)));
+  return res;
+}
+
+}  // namespace isolane

@@ -1,0 +1,23 @@
+#pragma once
+// Responses the server writes itself: errors of the protocol (400, 413, 431), routing (404),
+// and failures of a request (500, 503, 504). Plain text, never an app's stack or message.
+
+#include <boost/beast/http.hpp>
+#include <memory>
+#include <string>
+
+#include "ipc/http_exchange.h"
+
+namespace isolane {
+
+using StringResponse = boost::beast::http::response<boost::beast::http::string_body>;
+
+std::shared_ptr<StringResponse> simpleResponse(unsigned status, std::string body,
+                                               const std::string& requestId, unsigned version);
+
+// The client sees the status, a one-line reason, the request id (to quote to the operator), and
+// the failure code in x-isolane-error; the details went to the log.
+std::shared_ptr<StringResponse> failureResponse(const AppResponse& failure,
+                                                const std::string& requestId, unsigned version);
+
+}  // namespace isolane

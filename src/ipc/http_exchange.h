@@ -1,0 +1,82 @@
+#pragma once
+// The request an app is asked to answer and the answer it gives, as plain data. This is what
+// crosses from the HTTP front to a backend and back; the worker-pool issue puts it on the wire.
+// Nothing untrusted crosses as a live object: headers and bodies are bytes.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace isolane {
+
+using HeaderList = std::vector<std::pair<std::string, std::string>>;
+
+struct AppRequest {
+  std::string app;        // the mounted app's name
+  std::string requestId;  // shown to the client on errors and in every log line
+  std::string method;
+  std::string url;  // absolute, as the app sees it
+  HeaderList headers;
+  std::string body;
+};
+
+// Why a request did not get the app's own answer. The front maps each to a status.
+enum class FailureKind : std::uint8_t {
+  kNone,           // the app answered
+  kHandlerError,   // the handler threw, rejected, or returned something that is not a Response
+  kCpuLimit,       // its synchronous JavaScript ran past the CPU budget and was terminated
+  kHeapLimit,      // the isolate ran out of heap while it ran
+  kTimeout,        // no answer within the wall-clock deadline
+  kOverloaded,     // no room to take it (a full queue): shed, retry later
+  kShuttingDown,   // the server is stopping
+  kUnknownApp,     // no app of that name is loaded
+  kInternal,       // a bug of ours
+};
+
+// Stable, greppable codes for logs and the x-isolane-error header.
+constexpr std::string_view failureCode(FailureKind kind) {
+  switch (kind) {
+    case FailureKind::kNone: return "NONE";
+    case FailureKind::kHandlerError: return "HANDLER_ERROR";
+    case FailureKind::kCpuLimit: return "CPU_LIMIT";
+    case FailureKind::kHeapLimit: return "HEAP_LIMIT";
+    case FailureKind::kTimeout: return "TIMEOUT";
+    case FailureKind::kOverloaded: return "OVERLOADED";
+    case FailureKind::kShuttingDown: return "SHUTTING_DOWN";
+    case FailureKind::kUnknownApp: return "UNKNOWN_APP";
+    case FailureKind::kInternal: return "INTERNAL";
+  }
+  return "INTERNAL";
+}
+
+constexpr int failureStatus(FailureKind kind) {
+  switch (kind) {
+    case FailureKind::kNone: return 200;
+    case FailureKind::kTimeout: return 504;
+    case FailureKind::kOverloaded:
+    case FailureKind::kShuttingDown: return 503;
+    case FailureKind::kUnknownApp: return 404;
+    default: return 500;
+  }
+}
+
+struct AppResponse {
+  int status = 200;
+  std::string statusText;
+  HeaderList headers;
+  std::string body;
+  FailureKind failure = FailureKind::kNone;
+  std::string failureDetail;  // for the log, never for the client
+
+  static AppResponse failed(FailureKind kind, std::string detail) {
+    AppResponse r;
+    r.status = failureStatus(kind);
+    r.failure = kind;
+    r.failureDetail = std::move(detail);
+    return r;
+  }
+};
+
+}  // namespace isolane

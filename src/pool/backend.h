@@ -1,0 +1,34 @@
+#pragma once
+// Backend: where requests run. Two implementations share this interface: in-process (executor
+// threads inside the server, for embedding and tests) and, with the worker-pool issue,
+// subprocess (child processes; the default there).
+
+#include <functional>
+#include <vector>
+
+#include "ipc/http_exchange.h"
+#include "util/result.h"
+#include "worker/app_spec.h"
+
+namespace isolane {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // Loads every app. Fails with the first error (naming the file and line); nothing is served
+  // then.
+  virtual Status start(const std::vector<AppSpec>& apps) = 0;
+
+  // Safe from any thread. `done` is called exactly once, on a thread of the backend's choosing,
+  // possibly before submit returns (a shed request is answered at once).
+  virtual void submit(AppRequest request, std::function<void(AppResponse)> done) = 0;
+
+  // Safe from any thread. Requests still running are answered with kShuttingDown.
+  virtual void stop() = 0;
+
+  // Safe from any thread: requests submitted and not answered yet.
+  virtual std::size_t inFlight() const = 0;
+};
+
+}  // namespace isolane

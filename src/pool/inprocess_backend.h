@@ -1,0 +1,33 @@
+#pragma once
+// The in-process backend: requests run on executor threads of this process. One executor (one
+// thread, one isolate) per `threads`; every app is loaded into every executor, and a request goes
+// to the executor with the fewest pending requests.
+
+#include <memory>
+#include <vector>
+
+#include "pool/backend.h"
+#include "worker/executor.h"
+
+namespace isolane {
+
+struct InProcessOptions {
+  std::size_t threads = 1;
+  ExecutorOptions executor;
+};
+
+class InProcessBackend final : public Backend {
+ public:
+  InProcessBackend(const InProcessOptions& options, LogSink& log);
+  ~InProcessBackend() override;
+
+  Status start(const std::vector<AppSpec>& apps) override;
+  void submit(AppRequest request, std::function<void(AppResponse)> done) override;
+  void stop() override;
+  std::size_t inFlight() const override;
+
+ private:
+  std::vector<std::unique_ptr<Executor>> executors_;
+};
+
+}  // namespace isolane

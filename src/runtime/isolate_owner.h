@@ -1,0 +1,54 @@
+#pragma once
+// IsolateOwner: one V8 isolate and the one thread allowed to enter it.
+//
+// Thread rule (DESIGN rule 1): only the thread that constructed the owner may call anything but
+// terminate(). The type is neither copyable nor movable, so it cannot be handed to another
+// thread after construction; the owning thread is checked in debug builds.
+
+#include <v8.h>
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+
+#include "util/thread_checker.h"
+
+namespace isolane {
+
+struct IsolateLimits {
+  std::size_t heapMb = 128;               // old + young generation ceiling
+  std::size_t arrayBufferMb = 256;        // backing stores allocated by JavaScript
+};
+
+class IsolateOwner {
+ public:
+  explicit IsolateOwner(const IsolateLimits& limits);
+  ~IsolateOwner();
+  IsolateOwner(const IsolateOwner&) = delete;
+  IsolateOwner& operator=(const IsolateOwner&) = delete;
+  IsolateOwner(IsolateOwner&&) = delete;
+  IsolateOwner& operator=(IsolateOwner&&) = delete;
+
+  v8::Isolate* isolate() const {
+    ISOLANE_DCHECK_OWNING_THREAD(thread_);
+    return isolate_;
+  }
+
+  // Safe from any thread: the only cross-thread V8 call we make (the watchdog's).
+  void terminate() { isolate_->TerminateExecution(); }
+
+  // True once if the heap ran into its limit since the last call; execution was terminated then.
+  // Re-arms the heap limit for the next request.
+  bool takeHeapLimitHit();
+
+ private:
+  static std::size_t onNearHeapLimit(void* data, std::size_t current, std::size_t initial);
+
+  ThreadChecker thread_;
+  std::unique_ptr<v8::ArrayBuffer::Allocator> allocator_;
+  v8::Isolate* isolate_ = nullptr;
+  std::size_t initialHeapLimit_ = 0;
+  std::atomic<bool> heapLimitHit_{false};
+};
+
+}  // namespace isolane

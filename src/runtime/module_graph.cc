@@ -1,0 +1,156 @@
+#include "runtime/module_graph.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "runtime/context_state.h"
+#include "runtime/js_errors.h"
+
+namespace isolane {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool readFile(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  *out = ss.str();
+  return true;
+}
+
+bool isRelative(const std::string& s) {
+  return s.rfind("./", 0) == 0 || s.rfind("../", 0) == 0 || s.rfind('/', 0) == 0;
+}
+
+}  // namespace
+
+const std::string* ModuleGraph::pathOf(v8::Local<v8::Module> module) const {
+  auto range = byHash_.equal_range(module->GetIdentityHash());
+  for (auto it = range.first; it != range.second; ++it) {
+    const Entry& e = entries_[it->second];
+    if (e.module == module) return &e.path;
+  }
+  return nullptr;
+}
+
+v8::MaybeLocal<v8::Module> ModuleGraph::load(JsScope& js, const std::string& path,
+                                             std::string* error) {
+  if (auto it = byPath_.find(path); it != byPath_.end()) {
+    return entries_[it->second].module.Get(js.isolate());
+  }
+  std::string source;
+  if (!readFile(path, &source)) {
+    *error = "cannot read module " + path + ": " + std::strerror(errno);
+    return {};
+  }
+  v8::Isolate* isolate = js.isolate();
+  v8::Local<v8::String> code;
+  if (!v8::String::NewFromUtf8(isolate, source.data(), v8::NewStringType::kNormal,
+                               static_cast<int>(source.size()))
+           .ToLocal(&code)) {
+    *error = path + ": module source is too large";
+    return {};
+  }
+  v8::ScriptOrigin origin(isolate, js.str(path), 0, 0, false, -1, v8::Local<v8::Value>(), false,
+                          false, /*is_module=*/true);
+  v8::ScriptCompiler::Source compilerSource(code, origin);
+  v8::TryCatch tryCatch(isolate);
+  v8::Local<v8::Module> module;
+  if (!v8::ScriptCompiler::CompileModule(isolate, &compilerSource).ToLocal(&module)) {
+    *error = describeException(js, tryCatch);
+    return {};
+  }
+
+  std::size_t index = entries_.size();
+  entries_.push_back(Entry{path, v8::Global<v8::Module>(isolate, module), {}});
+  byPath_.emplace(path, index);
+  byHash_.emplace(module->GetIdentityHash(), index);
+
+  v8::Local<v8::FixedArray> requests = module->GetModuleRequests();
+  for (int i = 0; i < requests->Length(); ++i) {
+    auto request = requests->Get(js.context(), i).As<v8::ModuleRequest>();
+    std::string specifier = toUtf8(js, request->GetSpecifier());
+    v8::Location loc = module->SourceOffsetToLocation(request->GetSourceOffset());
+    std::string where = path + ":" + std::to_string(loc.GetLineNumber() + 1) + ": ";
+    if (!isRelative(specifier)) {
+      *error = where + "cannot import '" + specifier +
+               "': bare module specifiers are not resolved at run time. Bundle the app into one "
+               "file first, for example: esbuild app.js --bundle --format=esm --outfile=dist/app.js";
+      return {};
+    }
+    fs::path target = specifier[0] == '/' ? fs::path(specifier)
+                                          : fs::path(path).parent_path() / specifier;
+    std::error_code ec;
+    fs::path resolved = fs::weakly_canonical(target, ec);
+    if (ec || !fs::is_regular_file(resolved)) {
+      *error = where + "cannot import '" + specifier + "': no such file " + target.string();
+      return {};
+    }
+    if (load(js, resolved.string(), error).IsEmpty()) return {};
+    entries_[index].resolved.emplace(specifier, resolved.string());
+  }
+  return module;
+}
+
+v8::MaybeLocal<v8::Module> ModuleGraph::resolveCallback(v8::Local<v8::Context> context,
+                                                        v8::Local<v8::String> specifier,
+                                                        v8::Local<v8::FixedArray> /*assertions*/,
+                                                        v8::Local<v8::Module> referrer) {
+  v8::Isolate* isolate = context->GetIsolate();
+  ModuleGraph* self = ContextState::from(context)->modules;
+  const std::string* from = self->pathOf(referrer);
+  v8::String::Utf8Value spec(isolate, specifier);
+  if (from) {
+    const Entry& e = self->entries_[self->byPath_.at(*from)];
+    if (auto it = e.resolved.find(*spec); it != e.resolved.end()) {
+      return self->entries_[self->byPath_.at(it->second)].module.Get(isolate);
+    }
+  }
+  // Every import was resolved while loading; reaching here means a bug of ours.
+  isolate->ThrowException(v8::Exception::Error(
+      v8::String::NewFromUtf8(isolate, "isolane: unresolved import").ToLocalChecked()));
+  return {};
+}
+
+v8::MaybeLocal<v8::Object> ModuleGraph::loadMain(JsScope& js, const std::string& path,
+                                                 std::string* error) {
+  std::error_code ec;
+  std::string absolute = fs::weakly_canonical(fs::absolute(path), ec).string();
+  if (ec || !fs::is_regular_file(absolute)) {
+    *error = "cannot read module " + path + ": no such file";
+    return {};
+  }
+  v8::Local<v8::Module> module;
+  if (!load(js, absolute, error).ToLocal(&module)) return {};
+
+  v8::Isolate* isolate = js.isolate();
+  v8::TryCatch tryCatch(isolate);
+  if (!module->InstantiateModule(js.context(), &ModuleGraph::resolveCallback).FromMaybe(false)) {
+    *error = describeException(js, tryCatch);
+    return {};
+  }
+  v8::Local<v8::Value> result;
+  if (!module->Evaluate(js.context()).ToLocal(&result)) {
+    *error = describeException(js, tryCatch);
+    return {};
+  }
+  isolate->PerformMicrotaskCheckpoint();
+  if (module->GetStatus() == v8::Module::kErrored) {
+    *error = "error while evaluating " + absolute + ": " +
+             describeValue(js, module->GetException());
+    return {};
+  }
+  if (result->IsPromise() &&
+      result.As<v8::Promise>()->State() == v8::Promise::kPending) {
+    *error = absolute + ": top-level await did not settle while the app loaded";
+    return {};
+  }
+  return module->GetModuleNamespace().As<v8::Object>();
+}
+
+}  // namespace isolane

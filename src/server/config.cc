@@ -1,0 +1,190 @@
+#include "server/config.h"
+
+#include <toml++/toml.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace isolane {
+namespace {
+
+namespace fs = std::filesystem;
+
+template <typename T>
+Status readInt(const toml::table& t, const char* key, T& out, std::int64_t lo, std::int64_t hi,
+               const std::string& where) {
+  const toml::node* n = t.get(key);
+  if (!n) return Status::success();
+  auto v = n->value<std::int64_t>();
+  if (!v || *v < lo || *v > hi) {
+    return Error{where + ": '" + key + "' must be an integer from " + std::to_string(lo) + " to " +
+                 std::to_string(hi)};
+  }
+  out = static_cast<T>(*v);
+  return Status::success();
+}
+
+Status readMs(const toml::table& t, const char* key, std::chrono::milliseconds& out,
+              const std::string& where) {
+  std::int64_t v = out.count();
+  Status s = readInt(t, key, v, 1, 86'400'000, where);
+  out = std::chrono::milliseconds(v);
+  return s;
+}
+
+Status readEnvInt(const char* name, std::int64_t lo, std::int64_t hi, std::int64_t& out) {
+  const char* raw = std::getenv(name);
+  if (!raw || !*raw) return Status::success();
+  char* end = nullptr;
+  long long v = std::strtoll(raw, &end, 10);
+  if (*end != '\0' || v < lo || v > hi) {
+    return Error{std::string(name) + "=" + raw + ": expected an integer from " +
+                 std::to_string(lo) + " to " + std::to_string(hi)};
+  }
+  out = v;
+  return Status::success();
+}
+
+}  // namespace
+
+Status parseListen(const std::string& text, ServerConfig& config) {
+  auto colon = text.rfind(':');
+  if (colon == std::string::npos) return Error{"--listen '" + text + "': expected HOST:PORT"};
+  std::string host = text.substr(0, colon);
+  std::string port = text.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (host.empty()) host = "127.0.0.1";
+  char* end = nullptr;
+  long p = std::strtol(port.c_str(), &end, 10);
+  if (port.empty() || *end != '\0' || p < 0 || p > 65535) {
+    return Error{"listen address '" + text + "': port must be 0-65535"};
+  }
+  config.listenHost = host;
+  config.listenPort = static_cast<std::uint16_t>(p);
+  return Status::success();
+}
+
+AppConfig appFromFile(const std::string& path) {
+  AppConfig app;
+  std::error_code ec;
+  fs::path p = fs::absolute(path, ec);
+  app.name = p.stem().string();
+  if (app.name.empty()) app.name = "app";
+  app.module = p.lexically_normal().string();
+  return app;
+}
+
+Result<ServerConfig> parseConfig(const std::string& text, const std::string& baseDir,
+                                 const std::string& sourceName) {
+  toml::table root;
+  try {
+    root = toml::parse(text, sourceName);
+  } catch (const toml::parse_error& e) {
+    std::ostringstream msg;
+    msg << sourceName << ":" << e.source().begin.line << ":" << e.source().begin.column << ": "
+        << e.description();
+    return Error{msg.str()};
+  }
+  ServerConfig config;
+  if (const toml::table* server = root["server"].as_table()) {
+    std::string where = sourceName + " [server]";
+    if (auto listen = (*server)["listen"].value<std::string>()) {
+      if (Status s = parseListen(*listen, config); !s) return Error{where + ": " + s.error()};
+    }
+    Status checks[] = {
+        readInt(*server, "reactor_threads", config.reactorThreads, 1, 64, where),
+        readInt(*server, "executor_threads", config.executorThreads, 1, 64, where),
+        readInt(*server, "max_body_bytes", config.maxBodyBytes, 0, 1LL << 32, where),
+        readInt(*server, "heap_limit_mb", config.heapLimitMb, 16, 16384, where),
+        readInt(*server, "queue_capacity", config.queueCapacity, 1, 1 << 20, where),
+        readMs(*server, "header_timeout_ms", config.headerTimeout, where),
+        readMs(*server, "body_timeout_ms", config.bodyTimeout, where),
+        readMs(*server, "idle_timeout_ms", config.idleTimeout, where),
+        readMs(*server, "request_cpu_ms", config.requestCpuLimit, where),
+        readMs(*server, "request_timeout_ms", config.requestTimeout, where),
+        readMs(*server, "shutdown_drain_ms", config.shutdownDrain, where),
+    };
+    for (Status& s : checks) {
+      if (!s) return Error{s.error()};
+    }
+  }
+  const toml::array* apps = root["app"].as_array();
+  if (!apps || apps->empty()) {
+    return Error{sourceName + ": no [[app]] entries; add at least one with name, module, route"};
+  }
+  for (std::size_t i = 0; i < apps->size(); ++i) {
+    const toml::table* t = (*apps)[i].as_table();
+    std::string where = sourceName + " [[app]] #" + std::to_string(i + 1);
+    if (!t) return Error{where + ": must be a table"};
+    AppConfig app;
+    auto name = (*t)["name"].value<std::string>();
+    auto module = (*t)["module"].value<std::string>();
+    if (!name || name->empty()) return Error{where + ": 'name' is required"};
+    if (!module || module->empty()) return Error{where + " (" + *name + "): 'module' is required"};
+    app.name = *name;
+    fs::path m(*module);
+    app.module = (m.is_absolute() ? m : fs::path(baseDir) / m).lexically_normal().string();
+    app.route = (*t)["route"].value_or(std::string("/"));
+    if (app.route.empty() || app.route[0] != '/') {
+      return Error{where + " (" + app.name + "): 'route' must start with '/'"};
+    }
+    app.host = (*t)["host"].value_or(std::string());
+    app.stripPrefix = (*t)["strip_prefix"].value_or(true);
+    if (const toml::table* vars = (*t)["vars"].as_table()) {
+      for (const auto& [key, value] : *vars) {
+        auto s = value.value<std::string>();
+        if (!s) return Error{where + " (" + app.name + "): vars." + std::string(key.str()) +
+                             " must be a string"};
+        app.vars.emplace_back(std::string(key.str()), *s);
+      }
+    }
+    for (const AppConfig& other : config.apps) {
+      if (other.name == app.name) return Error{where + ": duplicate app name '" + app.name + "'"};
+    }
+    config.apps.push_back(std::move(app));
+  }
+  return config;
+}
+
+Result<ServerConfig> loadConfigFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Error{"cannot read config file " + path};
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  std::error_code ec;
+  std::string base = fs::absolute(path, ec).parent_path().string();
+  return parseConfig(ss.str(), base, path);
+}
+
+Status applyEnvironment(ServerConfig& config) {
+  if (const char* listen = std::getenv("ISOLANE_LISTEN"); listen && *listen) {
+    if (Status s = parseListen(listen, config); !s) return Error{"ISOLANE_LISTEN: " + s.error()};
+  }
+  std::int64_t body = static_cast<std::int64_t>(config.maxBodyBytes);
+  std::int64_t cpu = config.requestCpuLimit.count();
+  std::int64_t timeout = config.requestTimeout.count();
+  std::int64_t heap = static_cast<std::int64_t>(config.heapLimitMb);
+  std::int64_t executors = static_cast<std::int64_t>(config.executorThreads);
+  Status checks[] = {
+      readEnvInt("ISOLANE_MAX_BODY_BYTES", 0, 1LL << 32, body),
+      readEnvInt("ISOLANE_REQUEST_CPU_MS", 1, 86'400'000, cpu),
+      readEnvInt("ISOLANE_REQUEST_TIMEOUT_MS", 1, 86'400'000, timeout),
+      readEnvInt("ISOLANE_HEAP_LIMIT_MB", 16, 16384, heap),
+      readEnvInt("ISOLANE_EXECUTOR_THREADS", 1, 64, executors),
+  };
+  for (Status& s : checks) {
+    if (!s) return s;
+  }
+  config.maxBodyBytes = static_cast<std::size_t>(body);
+  config.requestCpuLimit = std::chrono::milliseconds(cpu);
+  config.requestTimeout = std::chrono::milliseconds(timeout);
+  config.heapLimitMb = static_cast<std::size_t>(heap);
+  config.executorThreads = static_cast<std::size_t>(executors);
+  return Status::success();
+}
+
+}  // namespace isolane

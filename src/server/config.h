@@ -1,0 +1,55 @@
+#pragma once
+// ServerConfig: everything `isolane serve` can be told, from a TOML file and ISOLANE_* environment
+// variables (the environment wins). The README's configuration reference documents each field.
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "util/result.h"
+
+namespace isolane {
+
+struct AppConfig {
+  std::string name;
+  std::string module;       // absolute path once loaded
+  std::string route = "/";  // path prefix
+  std::string host;         // optional host to match
+  bool stripPrefix = true;
+  std::vector<std::pair<std::string, std::string>> vars;
+};
+
+struct ServerConfig {
+  std::string listenHost = "127.0.0.1";
+  std::uint16_t listenPort = 8080;
+  std::size_t reactorThreads = 1;
+  std::size_t executorThreads = 1;
+  std::size_t maxBodyBytes = 1024 * 1024;
+  std::chrono::milliseconds headerTimeout{10'000};
+  std::chrono::milliseconds bodyTimeout{30'000};
+  std::chrono::milliseconds idleTimeout{30'000};
+  std::chrono::milliseconds requestCpuLimit{30'000};
+  std::chrono::milliseconds requestTimeout{60'000};
+  std::chrono::milliseconds shutdownDrain{10'000};
+  std::size_t heapLimitMb = 128;
+  std::size_t queueCapacity = 4096;
+  std::vector<AppConfig> apps;
+};
+
+// Parses TOML text. Relative module paths are resolved against `baseDir`.
+Result<ServerConfig> parseConfig(const std::string& text, const std::string& baseDir,
+                                 const std::string& sourceName);
+Result<ServerConfig> loadConfigFile(const std::string& path);
+
+// Applies ISOLANE_* environment variables over `config`.
+Status applyEnvironment(ServerConfig& config);
+
+// "HOST:PORT", "[v6]:PORT" or ":PORT".
+Status parseListen(const std::string& text, ServerConfig& config);
+
+// An app named after its file, mounted at "/": what `isolane serve APP.js` and `isolane run` use.
+AppConfig appFromFile(const std::string& path);
+
+}  // namespace isolane

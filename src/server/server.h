@@ -1,0 +1,49 @@
+#pragma once
+// Server: wires the parts (backend, router, HTTP front) from a ServerConfig. Independent of the
+// command line, so tests start a real one on port 0.
+
+#include <cstdint>
+#include <memory>
+
+#include "front/http_server.h"
+#include "front/router.h"
+#include "pool/backend.h"
+#include "server/config.h"
+#include "util/result.h"
+#include "worker/console_log.h"
+
+namespace isolane {
+
+class Server {
+ public:
+  explicit Server(ServerConfig config);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Loads every app (a module that fails to load is an error naming its file and line) and
+  // starts listening.
+  Status start();
+  std::uint16_t port() const;
+
+  // Safe from any thread. Stops accepting, drains requests in flight for up to
+  // config.shutdownDrain, then stops the backend.
+  void stop();
+
+  const ServerConfig& config() const { return config_; }
+
+  // Safe from any thread: requests handed to the backend and not answered yet.
+  std::size_t inFlight() const { return backend_ ? backend_->inFlight() : 0; }
+
+ private:
+  ServerConfig config_;
+  ConsoleLog console_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<Router> router_;
+  std::unique_ptr<HttpServer> http_;
+};
+
+// The backend `run` and `serve` share, built from the config's limits.
+std::unique_ptr<Backend> makeInProcessBackend(const ServerConfig& config, LogSink& log);
+
+}  // namespace isolane

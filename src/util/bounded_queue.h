@@ -1,0 +1,53 @@
+#pragma once
+// A bounded multi-producer queue. Full is an answer, not a wait: tryPush returns false and the
+// producer takes its stated action (reject with a typed error, or shed with 503).
+
+#include <cstddef>
+#include <deque>
+#include <utility>
+
+#include "util/guarded.h"
+
+namespace isolane {
+
+template <typename T>
+class BoundedQueue {
+ public:
+  explicit BoundedQueue(std::size_t capacity) : capacity_(capacity) {}
+
+  // Safe from any thread. False when the queue is at its bound or closed; `item` is then
+  // untouched.
+  bool tryPush(T& item) {
+    auto q = items_.lock();
+    if (q->closed || q->items.size() >= capacity_) return false;
+    q->items.push_back(std::move(item));
+    return true;
+  }
+
+  // Safe from any thread. Every later tryPush fails, so a consumer that closes and then drains
+  // knows it has seen every item.
+  void close() { items_.lock()->closed = true; }
+
+  // Safe from any thread. Moves every queued item into `out` (appended), oldest first.
+  void drainInto(std::deque<T>& out) {
+    auto q = items_.lock();
+    while (!q->items.empty()) {
+      out.push_back(std::move(q->items.front()));
+      q->items.pop_front();
+    }
+  }
+
+  // Safe from any thread.
+  std::size_t size() { return items_.lock()->items.size(); }
+  std::size_t capacity() const { return capacity_; }
+
+ private:
+  const std::size_t capacity_;
+  struct State {
+    std::deque<T> items;
+    bool closed = false;
+  };
+  Guarded<State> items_;
+};
+
+}  // namespace isolane

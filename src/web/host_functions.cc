@@ -1,0 +1,277 @@
+#include "web/host_functions.h"
+
+#include <tuple>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "runtime/context_state.h"
+#include "runtime/js_errors.h"
+#include "web/utf8.h"
+
+namespace isolane {
+namespace {
+
+using Args = v8::FunctionCallbackInfo<v8::Value>;
+
+ContextState& stateOf(const Args& args) {
+  return *ContextState::from(args.GetIsolate()->GetCurrentContext());
+}
+
+v8::Local<v8::String> newString(v8::Isolate* isolate, std::string_view s) {
+  return v8::String::NewFromUtf8(isolate, s.data(), v8::NewStringType::kNormal,
+                                 static_cast<int>(s.size()))
+      .ToLocalChecked();
+}
+
+void throwType(v8::Isolate* isolate, const char* message) {
+  isolate->ThrowException(v8::Exception::TypeError(newString(isolate, message)));
+}
+
+// The bytes a Uint8Array (or any ArrayBufferView) covers.
+bool viewBytes(v8::Local<v8::Value> value, std::uint8_t** data, std::size_t* size) {
+  if (!value->IsArrayBufferView()) return false;
+  auto view = value.As<v8::ArrayBufferView>();
+  auto* base = static_cast<std::uint8_t*>(view->Buffer()->Data());
+  *data = base ? base + view->ByteOffset() : nullptr;
+  *size = view->ByteLength();
+  return true;
+}
+
+
+std::string utf8Arg(const Args& args, int i) {
+  v8::String::Utf8Value s(args.GetIsolate(), args[i]);
+  return *s ? std::string(*s, s.length()) : std::string();
+}
+
+void log(const Args& args) {
+  ContextState& state = stateOf(args);
+  std::string level = utf8Arg(args, 0);
+  std::string text = utf8Arg(args, 1);
+  if (state.log) state.log->write(level, state.appName, state.currentRequestId, text);
+  if (state.testHooks) {
+    v8::Isolate* isolate = args.GetIsolate();
+    v8::Local<v8::Context> context = isolate->GetCurrentContext();
+    v8::Local<v8::String> key = newString(isolate, "__capturedLogs");
+    v8::Local<v8::Value> list;
+    if (!context->Global()->Get(context, key).ToLocal(&list) || !list->IsArray()) {
+      list = v8::Array::New(isolate);
+      std::ignore = context->Global()->Set(context, key, list);
+    }
+    v8::Local<v8::Value> pair[] = {args[0], args[1]};
+    auto array = list.As<v8::Array>();
+    std::ignore = array->Set(context, array->Length(), v8::Array::New(isolate, pair, 2));
+  }
+}
+
+void now(const Args& args) {
+  ContextState& state = stateOf(args);
+  auto elapsed = std::chrono::steady_clock::now() - state.createdAt;
+  args.GetReturnValue().Set(std::chrono::duration<double, std::milli>(elapsed).count());
+}
+
+void setTimer(const Args& args) {
+  ContextState& state = stateOf(args);
+  if (!args[0]->IsFunction()) return throwType(args.GetIsolate(), "timer callback must be a function");
+  double delay = args[1]->IsNumber() ? args[1].As<v8::Number>()->Value() : 0;
+  if (!(delay >= 0)) delay = 0;  // NaN too
+  bool repeat = args[2]->BooleanValue(args.GetIsolate());
+  std::uint32_t id = state.timers->setTimer(state, args[0].As<v8::Function>(), delay, repeat);
+  args.GetReturnValue().Set(id);
+}
+
+void clearTimer(const Args& args) {
+  ContextState& state = stateOf(args);
+  if (!args[0]->IsNumber()) return;
+  double id = args[0].As<v8::Number>()->Value();
+  if (id >= 1 && id <= 4294967295.0) state.timers->clearTimer(state, static_cast<std::uint32_t>(id));
+}
+
+void enqueueMicrotask(const Args& args) {
+  if (!args[0]->IsFunction()) return throwType(args.GetIsolate(), "callback must be a function");
+  args.GetIsolate()->EnqueueMicrotask(args[0].As<v8::Function>());
+}
+
+void utf8Encode(const Args& args) {
+  v8::Isolate* isolate = args.GetIsolate();
+  v8::Local<v8::String> s;
+  if (!args[0]->ToString(isolate->GetCurrentContext()).ToLocal(&s)) return;
+  int length = s->Utf8Length(isolate);
+  auto buffer = v8::ArrayBuffer::New(isolate, static_cast<std::size_t>(length));
+  s->WriteUtf8(isolate, static_cast<char*>(buffer->Data()), length, nullptr,
+               v8::String::NO_NULL_TERMINATION | v8::String::REPLACE_INVALID_UTF8);
+  args.GetReturnValue().Set(v8::Uint8Array::New(buffer, 0, static_cast<std::size_t>(length)));
+}
+
+void utf8EncodeInto(const Args& args) {
+  v8::Isolate* isolate = args.GetIsolate();
+  v8::Local<v8::String> s;
+  if (!args[0]->ToString(isolate->GetCurrentContext()).ToLocal(&s)) return;
+  std::uint8_t* data = nullptr;
+  std::size_t size = 0;
+  if (!viewBytes(args[1], &data, &size)) return throwType(isolate, "destination must be a Uint8Array");
+  int read = 0;
+  int written = s->WriteUtf8(isolate, reinterpret_cast<char*>(data), static_cast<int>(size), &read,
+                             v8::String::NO_NULL_TERMINATION | v8::String::REPLACE_INVALID_UTF8);
+  v8::Local<v8::Value> pair[] = {v8::Integer::New(isolate, read), v8::Integer::New(isolate, written)};
+  args.GetReturnValue().Set(v8::Array::New(isolate, pair, 2));
+}
+
+void utf8Decode(const Args& args) {
+  v8::Isolate* isolate = args.GetIsolate();
+  std::uint8_t* data = nullptr;
+  std::size_t size = 0;
+  if (!viewBytes(args[0], &data, &size)) return throwType(isolate, "input must be a Uint8Array");
+  bool fatal = args[1]->BooleanValue(isolate);
+  if (fatal && !utf8::isValid(data, size)) {
+    return throwType(isolate, "The encoded data was not valid UTF-8");
+  }
+  v8::Local<v8::String> s;
+  if (!v8::String::NewFromUtf8(isolate, reinterpret_cast<const char*>(data),
+                               v8::NewStringType::kNormal, static_cast<int>(size))
+           .ToLocal(&s)) {
+    isolate->ThrowException(v8::Exception::RangeError(newString(isolate, "Invalid string length")));
+    return;
+  }
+  args.GetReturnValue().Set(s);
+}
+
+void utf8IncompleteTail(const Args& args) {
+  std::uint8_t* data = nullptr;
+  std::size_t size = 0;
+  if (!viewBytes(args[0], &data, &size)) return throwType(args.GetIsolate(), "input must be a Uint8Array");
+  args.GetReturnValue().Set(static_cast<std::uint32_t>(utf8::incompleteTail(data, size)));
+}
+
+void getRandomValues(const Args& args) {
+  std::uint8_t* data = nullptr;
+  std::size_t size = 0;
+  if (!viewBytes(args[0], &data, &size)) return throwType(args.GetIsolate(), "expected a typed array");
+  if (size && RAND_bytes(data, static_cast<int>(size)) != 1) {
+    return throwType(args.GetIsolate(), "the system random source failed");
+  }
+}
+
+void randomUUID(const Args& args) {
+  std::uint8_t b[16];
+  if (RAND_bytes(b, sizeof b) != 1) return throwType(args.GetIsolate(), "the system random source failed");
+  b[6] = (b[6] & 0x0F) | 0x40;  // version 4
+  b[8] = (b[8] & 0x3F) | 0x80;  // RFC 4122 variant
+  char out[37];
+  std::snprintf(out, sizeof out,
+                "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+                b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+                b[15]);
+  args.GetReturnValue().Set(newString(args.GetIsolate(), std::string_view(out, 36)));
+}
+
+void digest(const Args& args) {
+  v8::Isolate* isolate = args.GetIsolate();
+  std::string name = utf8Arg(args, 0);
+  const EVP_MD* md = name == "SHA-1"     ? EVP_sha1()
+                     : name == "SHA-256" ? EVP_sha256()
+                     : name == "SHA-384" ? EVP_sha384()
+                     : name == "SHA-512" ? EVP_sha512()
+                                         : nullptr;
+  if (!md) return throwType(isolate, "unsupported digest algorithm");
+  std::uint8_t* data = nullptr;
+  std::size_t size = 0;
+  if (!viewBytes(args[1], &data, &size)) return throwType(isolate, "data must be a Uint8Array");
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned int outLength = 0;
+  static const std::uint8_t kEmpty = 0;
+  if (EVP_Digest(data ? data : &kEmpty, size, out, &outLength, md, nullptr) != 1) {
+    return throwType(isolate, "digest failed");
+  }
+  auto buffer = v8::ArrayBuffer::New(isolate, outLength);
+  std::memcpy(buffer->Data(), out, outLength);
+  args.GetReturnValue().Set(buffer);
+}
+
+// structuredClone's delegate: V8 asks it to throw when a value cannot be cloned.
+class CloneDelegate final : public v8::ValueSerializer::Delegate {
+ public:
+  explicit CloneDelegate(v8::Isolate* isolate) : isolate_(isolate) {}
+  void ThrowDataCloneError(v8::Local<v8::String> message) override {
+    isolate_->ThrowException(v8::Exception::Error(message));
+  }
+
+ private:
+  v8::Isolate* isolate_;
+};
+
+void structuredClone(const Args& args) {
+  v8::Isolate* isolate = args.GetIsolate();
+  v8::Local<v8::Context> context = isolate->GetCurrentContext();
+  v8::Local<v8::Object> result = v8::Object::New(isolate);
+  v8::TryCatch tryCatch(isolate);
+  CloneDelegate delegate(isolate);
+  v8::ValueSerializer serializer(isolate, &delegate);
+  serializer.WriteHeader();
+  v8::Local<v8::Value> clone;
+  bool ok = serializer.WriteValue(context, args[0]).FromMaybe(false);
+  if (ok) {
+    std::pair<std::uint8_t*, std::size_t> buffer = serializer.Release();
+    {
+      v8::ValueDeserializer deserializer(isolate, buffer.first, buffer.second);
+      ok = deserializer.ReadHeader(context).FromMaybe(false) &&
+           deserializer.ReadValue(context).ToLocal(&clone);
+    }
+    std::free(buffer.first);  // ValueSerializer's default delegate allocates with realloc
+  }
+  if (tryCatch.HasTerminated()) {
+    tryCatch.ReThrow();
+    return;
+  }
+  if (ok) {
+    std::ignore = result->Set(context, newString(isolate, "value"), clone);
+  } else {
+    v8::Local<v8::Value> message = newString(isolate, "value could not be cloned");
+    if (tryCatch.HasCaught() && tryCatch.Exception()->IsObject()) {
+      v8::Local<v8::Value> m;
+      if (tryCatch.Exception().As<v8::Object>()->Get(context, newString(isolate, "message")).ToLocal(&m)) {
+        message = m;
+      }
+    }
+    std::ignore = result->Set(context, newString(isolate, "error"), message);
+  }
+  args.GetReturnValue().Set(result);
+}
+
+}  // namespace
+
+v8::Local<v8::Object> makeHostObject(JsScope& js) {
+  v8::Isolate* isolate = js.isolate();
+  v8::Local<v8::Context> context = js.context();
+  v8::Local<v8::Object> host = v8::Object::New(isolate);
+  auto add = [&](const char* name, v8::FunctionCallback fn) {
+    v8::Local<v8::Function> f =
+        v8::Function::New(context, fn, v8::Local<v8::Value>(), 0,
+                          v8::ConstructorBehavior::kThrow)
+            .ToLocalChecked();
+    std::ignore = host->Set(context, js.str(name), f);
+  };
+  add("log", log);
+  add("now", now);
+  add("setTimer", setTimer);
+  add("clearTimer", clearTimer);
+  add("enqueueMicrotask", enqueueMicrotask);
+  add("utf8Encode", utf8Encode);
+  add("utf8EncodeInto", utf8EncodeInto);
+  add("utf8Decode", utf8Decode);
+  add("utf8IncompleteTail", utf8IncompleteTail);
+  add("getRandomValues", getRandomValues);
+  add("randomUUID", randomUUID);
+  add("digest", digest);
+  add("structuredClone", structuredClone);
+  ContextState* state = ContextState::from(context);
+  std::ignore = host->Set(context, js.str("timeOrigin"), v8::Number::New(isolate, state->timeOriginMs));
+  return host;
+}
+
+}  // namespace isolane

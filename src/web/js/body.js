@@ -1,0 +1,224 @@
+// The Fetch "Body" mixin (Fetch §5.3): body extraction and the text()/json()/arrayBuffer()/bytes()
+// methods, shared by Request and Response. Hand-written: it is Fetch's own logic.
+//
+// A body is kept in the form it was given in for as long as possible: a string stays a string and
+// bytes stay bytes, and a ReadableStream is only created when `.body` is read. Reading a string
+// body with text(), or handing a string/bytes body to the server, never touches the streams
+// library: that is the hello-world path.
+import { host } from './host.js';
+import { utf8DecodeStripBOM } from './encoding.js';
+import { ReadableStream, describeReadableStream, isDisturbed } from './streams.js';
+import { inspect } from './inspect.js';
+import { URLSearchParams } from './url.js';
+import {
+  bufferSourceView, concatBytes, exactArrayBuffer, isUint8Array, toUSVString,
+} from './util.js';
+
+export const TEXT_PLAIN = 'text/plain;charset=UTF-8';
+const FORM_URLENCODED = 'application/x-www-form-urlencoded;charset=UTF-8';
+
+// One body: `source` is a string or a Uint8Array this body owns, until `.body` turns it into
+// `stream` (a ReadableStream). `used` records consumption of a source that never became a stream;
+// once there is a stream, the stream's own disturbed/locked state is the truth.
+export class BodyState {
+  constructor(source, stream, contentType) {
+    this.source = source;
+    this.stream = stream;
+    this.contentType = contentType; // from extraction, or null
+    this.used = false;
+  }
+}
+
+// "extract a body" for BodyInit. Throws TypeError for a disturbed or locked stream.
+export function extractBody(object, context) {
+  if (typeof object === 'string') return new BodyState(object, null, TEXT_PLAIN);
+  if (object instanceof ReadableStream) {
+    if (isDisturbed(object) || object.locked) {
+      throw new TypeError(`${context}: The provided ReadableStream is disturbed or locked.`);
+    }
+    return new BodyState(null, object, null);
+  }
+  const view = bufferSourceView(object);
+  if (view !== null) return new BodyState(view.slice(), null, null); // the spec copies the bytes
+  if (object instanceof URLSearchParams) return new BodyState(object.toString(), null, FORM_URLENCODED);
+  // Blob and FormData are not provided; by WebIDL's union rules anything else is a USVString.
+  return new BodyState(toUSVString(object), null, TEXT_PLAIN);
+}
+
+export function isUnusable(b) {
+  return b.stream !== null ? isDisturbed(b.stream) || b.stream.locked : b.used;
+}
+
+export function isBodyUsed(b) {
+  return b !== null && (b.stream !== null ? isDisturbed(b.stream) : b.used);
+}
+
+// The body's ReadableStream (a byte stream, as Fetch specifies), created on first use.
+export function bodyStream(b) {
+  if (b.stream !== null) return b.stream;
+  const source = b.source;
+  b.source = null;
+  if (b.used) {
+    // Consumed before anyone looked at `.body`: show what the spec's fully-read stream looks
+    // like, closed, disturbed and locked by the reader that read it.
+    b.stream = new ReadableStream({ type: 'bytes', start(c) { c.close(); } });
+    b.stream.getReader().read();
+    return b.stream;
+  }
+  const bytes = typeof source === 'string' ? host.utf8Encode(source) : source;
+  b.stream = new ReadableStream({
+    type: 'bytes',
+    start(controller) {
+      if (bytes.byteLength > 0) controller.enqueue(bytes);
+      controller.close();
+    },
+  });
+  return b.stream;
+}
+
+// What console.log shows as `body`: the stream if there is one, else a stand-in that looks like
+// the stream `.body` would create, so that logging a Response does not turn its body into a
+// stream (which would take it off the fast path).
+export function bodyForInspection(b) {
+  if (b === null) return null;
+  if (b.stream !== null) return b.stream;
+  const text = describeReadableStream(b.used, b.used ? 'closed' : 'readable', true);
+  return { [inspect.custom]: () => text };
+}
+
+// "clone a body". The caller has checked the body is usable.
+export function cloneBody(b) {
+  if (b.stream === null) {
+    const s = b.source;
+    // Strings are immutable; bytes are copied so each body owns what it hands out.
+    return new BodyState(typeof s === 'string' ? s : s.slice(), null, b.contentType);
+  }
+  const [one, two] = b.stream.tee();
+  b.stream = one;
+  return new BodyState(null, two, b.contentType);
+}
+
+// Moves a body to a new owner (new Request(request)); the old owner's body reads as used.
+export function takeBody(b) {
+  const moved = new BodyState(b.source, b.stream, b.contentType);
+  b.source = null;
+  b.stream = null;
+  b.used = true;
+  return moved;
+}
+
+async function readAllBytes(stream) {
+  const reader = stream.getReader();
+  const chunks = [];
+  let total = 0;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    if (!isUint8Array(value)) {
+      const error = new TypeError('The body stream produced a chunk that is not a Uint8Array.');
+      reader.cancel(error).catch(() => {});
+      throw error;
+    }
+    chunks.push(value);
+    total += value.byteLength;
+  }
+  return concatBytes(chunks, total);
+}
+
+function usedError(context) {
+  return new TypeError(`${context}: Body has already been used or its stream is locked.`);
+}
+
+// Takes the source of a usable, not-yet-streamed body, marking the body used.
+function takeSource(b) {
+  b.used = true;
+  const s = b.source;
+  b.source = null;
+  return s;
+}
+
+// Text of a string source as UTF-8 decode(UTF-8 encode(s)) would give: BOM dropped, lone
+// surrogates replaced.
+function stringText(s) {
+  return toUSVString(s.charCodeAt(0) === 0xfeff ? s.slice(1) : s);
+}
+
+function consumeText(b, context) {
+  if (b === null) return Promise.resolve('');
+  if (isUnusable(b)) return Promise.reject(usedError(context));
+  if (b.stream === null) {
+    const s = takeSource(b);
+    try {
+      return Promise.resolve(typeof s === 'string' ? stringText(s) : utf8DecodeStripBOM(s));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+  return readAllBytes(b.stream).then(utf8DecodeStripBOM);
+}
+
+function consumeBytes(b, context) {
+  if (b === null) return Promise.resolve(new Uint8Array(0));
+  if (isUnusable(b)) return Promise.reject(usedError(context));
+  if (b.stream === null) {
+    const s = takeSource(b);
+    return Promise.resolve(typeof s === 'string' ? host.utf8Encode(s) : s);
+  }
+  return readAllBytes(b.stream);
+}
+
+// The body as one Uint8Array, for the server: no stream is made for string/bytes bodies.
+// Returns the bytes, or a promise of them when the body is a stream.
+export function bodyBytesForServer(b) {
+  if (b === null) return new Uint8Array(0);
+  if (isUnusable(b)) throw new TypeError('The Response body has already been used or its stream is locked.');
+  if (b.stream === null) {
+    const s = takeSource(b);
+    return typeof s === 'string' ? host.utf8Encode(s) : s;
+  }
+  return readAllBytes(b.stream);
+}
+
+// Installs text/json/arrayBuffer/bytes and the body/bodyUsed getters on a class. `getBody(obj)`
+// returns the object's BodyState or null, or undefined when obj is not an instance.
+export function installBodyMixin(cls, name, getBody) {
+  const ctx = (method) => `Failed to execute '${method}' on '${name}'`;
+  const illegal = () => Promise.reject(new TypeError('Illegal invocation'));
+  const methods = {
+    text() {
+      const b = getBody(this);
+      return b === undefined ? illegal() : consumeText(b, ctx('text'));
+    },
+    json() {
+      const b = getBody(this);
+      return b === undefined ? illegal() : consumeText(b, ctx('json')).then(JSON.parse);
+    },
+    arrayBuffer() {
+      const b = getBody(this);
+      return b === undefined ? illegal() : consumeBytes(b, ctx('arrayBuffer')).then(exactArrayBuffer);
+    },
+    bytes() {
+      const b = getBody(this);
+      return b === undefined ? illegal() : consumeBytes(b, ctx('bytes'));
+    },
+  };
+  const getters = {
+    get body() {
+      const b = getBody(this);
+      if (b === undefined) throw new TypeError('Illegal invocation');
+      return b === null ? null : bodyStream(b);
+    },
+    get bodyUsed() {
+      const b = getBody(this);
+      if (b === undefined) throw new TypeError('Illegal invocation');
+      return isBodyUsed(b);
+    },
+  };
+  for (const [key, fn] of Object.entries(methods)) {
+    Object.defineProperty(cls.prototype, key, { value: fn, writable: true, enumerable: true, configurable: true });
+  }
+  for (const key of Object.keys(getters)) {
+    const { get } = Object.getOwnPropertyDescriptor(getters, key);
+    Object.defineProperty(cls.prototype, key, { get, enumerable: true, configurable: true });
+  }
+}

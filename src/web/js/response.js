@@ -1,0 +1,205 @@
+// Response (Fetch §5.5). Hand-written: Fetch's own object model, kept lean for the server path.
+//
+// Headers are created on first use: a Response built from a string with no init only records the
+// Content-Type its body implies, and the server reads that without ever building a Headers.
+import {
+  BodyState, TEXT_PLAIN, bodyBytesForServer, bodyForInspection, cloneBody, extractBody,
+  installBodyMixin, isUnusable,
+} from './body.js';
+import {
+  Headers, headersAppendTrusted, headersFromCopy, headersFromPairs, headersHas, headersToPairs,
+} from './headers.js';
+import { registerInspector, shownAs } from './inspect.js';
+import { parseAbsoluteURL } from './url.js';
+import { exposeInterface, requireArgs, toByteString } from './util.js';
+
+const INTERNAL = Symbol('internal');
+const REASON_PHRASE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+function isNullBodyStatus(status) {
+  return status === 101 || status === 103 || status === 204 || status === 205 || status === 304;
+}
+
+function isRedirectStatus(status) {
+  return status === 301 || status === 302 || status === 303 || status === 307 || status === 308;
+}
+
+// WebIDL `unsigned short`: ToNumber, truncate, modulo 2^16.
+function toUnsignedShort(value) {
+  const n = Math.trunc(Number(value));
+  if (!Number.isFinite(n)) return 0;
+  return ((n % 65536) + 65536) % 65536;
+}
+
+export let isResponse;
+export let responseForServer; // (response) -> [status, statusText, headerPairs, bytes | Promise]
+let getBody;                  // (value) -> BodyState | null, or undefined if not a Response
+
+class Response {
+  #status = 200;
+  #statusText = '';
+  #headers = null;     // Headers, or null until first needed
+  #contentType = null; // Content-Type implied by the body while #headers is null
+  #body = null;        // BodyState or null
+  #type = 'default';
+  #url = '';
+  #redirected = false;
+
+  constructor(body = null, init = undefined) {
+    if (body === INTERNAL) return;
+    const bodyWithType = body === null || body === undefined
+      ? null : extractBody(body, "Failed to construct 'Response'");
+    this.#initialize(init, bodyWithType, "Failed to construct 'Response'");
+  }
+
+  // "initialize a response"
+  #initialize(init, body, context) {
+    if (init !== undefined && init !== null) {
+      if (typeof init !== 'object' && typeof init !== 'function') {
+        throw new TypeError(`${context}: The provided value is not of type 'ResponseInit'.`);
+      }
+      // Dictionary members are read in lexicographic order, as WebIDL converts them.
+      const headers = init.headers;
+      const status = init.status;
+      const statusText = init.statusText;
+      if (status !== undefined) {
+        const s = toUnsignedShort(status);
+        if (s < 200 || s > 599) {
+          throw new RangeError(`${context}: The status provided (${s}) is outside the range [200, 599].`);
+        }
+        this.#status = s;
+      }
+      if (statusText !== undefined) {
+        const t = toByteString(statusText, context);
+        if (!REASON_PHRASE.test(t)) throw new TypeError(`${context}: Invalid statusText.`);
+        this.#statusText = t;
+      }
+      if (headers !== undefined) this.#headers = new Headers(headers);
+    }
+    if (body !== null) {
+      if (isNullBodyStatus(this.#status)) {
+        throw new TypeError(`${context}: Response with null body status (${this.#status}) cannot have a body.`);
+      }
+      this.#body = body;
+      const type = body.contentType;
+      if (type !== null) {
+        if (this.#headers === null) this.#contentType = type;
+        else if (!headersHas(this.#headers, 'content-type')) headersAppendTrusted(this.#headers, 'content-type', type);
+      }
+    }
+  }
+
+  static error() {
+    const r = new Response(INTERNAL);
+    r.#type = 'error';
+    r.#status = 0;
+    r.#headers = headersFromPairs([], 'immutable');
+    return r;
+  }
+
+  static redirect(url, status = 302) {
+    const context = "Failed to execute 'redirect' on 'Response'";
+    requireArgs(arguments.length, 1, context);
+    const href = `${url}`;
+    const parsed = parseAbsoluteURL(href, false, context);
+    if (parsed === null) throw new TypeError(`${context}: Invalid URL: ${href}`);
+    const s = toUnsignedShort(status);
+    if (!isRedirectStatus(s)) throw new RangeError(`${context}: Invalid status code ${s} (must be 301, 302, 303, 307 or 308).`);
+    const r = new Response(INTERNAL);
+    r.#status = s;
+    r.#headers = headersFromPairs([['location', parsed]], 'immutable');
+    return r;
+  }
+
+  static json(data, init = undefined) {
+    const context = "Failed to execute 'json' on 'Response'";
+    requireArgs(arguments.length, 1, context);
+    const text = JSON.stringify(data);
+    if (text === undefined) throw new TypeError(`${context}: The data is not JSON serializable.`);
+    const r = new Response(INTERNAL);
+    r.#initialize(init, new BodyState(text, null, 'application/json'), context);
+    return r;
+  }
+
+  get type() {
+    if (!(#status in this)) throw new TypeError('Illegal invocation');
+    return this.#type;
+  }
+
+  get url() {
+    if (!(#status in this)) throw new TypeError('Illegal invocation');
+    return this.#url;
+  }
+
+  get redirected() {
+    if (!(#status in this)) throw new TypeError('Illegal invocation');
+    return this.#redirected;
+  }
+
+  get status() {
+    if (!(#status in this)) throw new TypeError('Illegal invocation');
+    return this.#status;
+  }
+
+  get ok() {
+    if (!(#status in this)) throw new TypeError('Illegal invocation');
+    return this.#status >= 200 && this.#status <= 299;
+  }
+
+  get statusText() {
+    if (!(#status in this)) throw new TypeError('Illegal invocation');
+    return this.#statusText;
+  }
+
+  get headers() {
+    if (!(#status in this)) throw new TypeError('Illegal invocation');
+    if (this.#headers === null) {
+      this.#headers = headersFromPairs(this.#contentType === null ? [] : [['content-type', this.#contentType]], 'response');
+      this.#contentType = null;
+    }
+    return this.#headers;
+  }
+
+  clone() {
+    if (!(#status in this)) throw new TypeError('Illegal invocation');
+    if (this.#body !== null && isUnusable(this.#body)) {
+      throw new TypeError("Failed to execute 'clone' on 'Response': Response body is already used.");
+    }
+    const r = new Response(INTERNAL);
+    r.#status = this.#status;
+    r.#statusText = this.#statusText;
+    r.#type = this.#type;
+    r.#url = this.#url;
+    r.#redirected = this.#redirected;
+    r.#contentType = this.#contentType;
+    if (this.#headers !== null) r.#headers = headersFromCopy(this.#headers); // keeps the guard
+    if (this.#body !== null) r.#body = cloneBody(this.#body);
+    return r;
+  }
+
+  static {
+    isResponse = (value) => typeof value === 'object' && value !== null && #status in value;
+    getBody = (value) => (typeof value === 'object' && value !== null && #status in value ? value.#body : undefined);
+    responseForServer = (r) => {
+      if (r.#type === 'error') throw new TypeError('fetch handler returned Response.error(), a network error; expected a Response that can be sent');
+      let pairs;
+      if (r.#headers !== null) pairs = headersToPairs(r.#headers);
+      else pairs = r.#contentType === null ? [] : [['content-type', r.#contentType]];
+      return [r.#status, r.#statusText, pairs, bodyBytesForServer(r.#body)];
+    };
+  }
+}
+
+installBodyMixin(Response, 'Response', (r) => getBody(r));
+exposeInterface(Response, 'Response');
+
+registerInspector(Response.prototype, (r) => {
+  if (!isResponse(r)) return undefined;
+  const props = {};
+  for (const key of ['status', 'statusText', 'headers', 'body', 'bodyUsed', 'ok', 'redirected', 'type', 'url']) {
+    props[key] = key === 'body' ? bodyForInspection(getBody(r)) : r[key];
+  }
+  return shownAs(Response.prototype, props);
+});
+
+export { Response, TEXT_PLAIN };

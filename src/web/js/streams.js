@@ -1,0 +1,64 @@
+// ReadableStream, WritableStream, TransformStream and their readers, controllers and queuing
+// strategies (WHATWG Streams): web-streams-polyfill's ponyfill, which follows the reference
+// implementation.
+import './domexception.js'; // the ponyfill picks up globalThis.DOMException when it loads
+import * as streams from 'web-streams-polyfill';
+import { registerInspector } from './inspect.js';
+import { defineGlobal, setName } from './util.js';
+
+const {
+  ReadableStream, ReadableStreamDefaultReader, ReadableStreamBYOBReader,
+  ReadableStreamDefaultController, ReadableByteStreamController, ReadableStreamBYOBRequest,
+  WritableStream, WritableStreamDefaultWriter, WritableStreamDefaultController,
+  TransformStream, TransformStreamDefaultController,
+  ByteLengthQueuingStrategy, CountQueuingStrategy,
+} = streams;
+
+const exported = {
+  ReadableStream, ReadableStreamDefaultReader, ReadableStreamBYOBReader,
+  ReadableStreamDefaultController, ReadableByteStreamController, ReadableStreamBYOBRequest,
+  WritableStream, WritableStreamDefaultWriter, WritableStreamDefaultController,
+  TransformStream, TransformStreamDefaultController,
+  ByteLengthQueuingStrategy, CountQueuingStrategy,
+};
+for (const [name, cls] of Object.entries(exported)) {
+  setName(cls, name);
+  defineGlobal(name, cls);
+}
+
+// console.log(stream) shows its state, as Node does, not the ponyfill's internal fields.
+export function describeReadableStream(locked, state, supportsBYOB) {
+  return `ReadableStream { locked: ${locked}, state: '${state}', supportsBYOB: ${supportsBYOB} }`;
+}
+const streamLocked = Object.getOwnPropertyDescriptor(ReadableStream.prototype, 'locked').get;
+registerInspector(ReadableStream.prototype, (stream) => {
+  let locked;
+  try { locked = streamLocked.call(stream); } catch { return undefined; }
+  return describeReadableStream(locked, stream._state,
+    stream._readableStreamController instanceof ReadableByteStreamController);
+});
+
+// Byte streams "transfer" enqueued buffers. The ponyfill decides how on first use: with
+// ArrayBuffer.prototype.transfer (newer than V8 10.2), else structuredClone(buf, {transfer}),
+// else not at all. Our structuredClone cannot detach (no native for it), so it would make a full
+// copy of every chunk. Enqueueing one chunk now, before structured_clone.js installs
+// structuredClone, makes the ponyfill settle on "not at all": chunks are handed over without
+// copying, and a producer that writes into a buffer after enqueueing it will be seen by readers.
+new ReadableStream({
+  type: 'bytes',
+  start(controller) { controller.enqueue(new Uint8Array(1)); },
+});
+
+// The ponyfill keeps the stream's [[disturbed]] slot as `_disturbed`; Fetch needs it
+// ("body is unusable if its stream is disturbed or locked").
+export function isDisturbed(stream) {
+  return stream._disturbed === true;
+}
+
+export function isReadableStream(value) {
+  return value instanceof ReadableStream;
+}
+
+export {
+  ReadableStream, ReadableStreamDefaultReader, WritableStream, TransformStream,
+};

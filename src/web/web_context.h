@@ -1,0 +1,25 @@
+#pragma once
+// A V8 context with the web APIs installed: what every app (and every test of the web APIs) runs
+// in. Installing means: attach the ContextState, hand the bundled runtime its `host` object, run
+// the bundle, and keep the `dispatch` function it leaves behind.
+
+#include <v8.h>
+
+#include <string>
+
+#include "runtime/context_state.h"
+#include "runtime/isolate_owner.h"
+
+namespace isolane {
+
+struct WebContext {
+  v8::Global<v8::Context> context;
+  v8::Global<v8::Function> dispatch;  // host.dispatch(handler, init, env) -> Promise
+};
+
+// Creates the context on the calling (owning) thread. `state` must outlive the context.
+// Fails only if the embedded runtime bundle throws, which is a bug of ours.
+bool createWebContext(IsolateOwner& owner, ContextState& state, WebContext* out,
+                      std::string* error);
+
+}  // namespace isolane

@@ -1,0 +1,125 @@
+#pragma once
+// EventLoop: everything one executor thread does inside V8. It owns the isolate, the apps loaded
+// into it (one context each), their timers, and every request in flight. It keeps state per
+// request, not per isolate, so many requests interleave on one isolate.
+//
+// Thread rule: constructed on the executor thread and used only there (it owns an IsolateOwner).
+
+#include <v8.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <queue>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/context_state.h"
+#include "runtime/isolate_owner.h"
+#include "runtime/module_graph.h"
+#include "util/clock.h"
+#include "util/result.h"
+#include "web/web_context.h"
+#include "worker/app_spec.h"
+#include "worker/request_job.h"
+#include "worker/watchdog.h"
+
+namespace isolane {
+
+struct EventLoopOptions {
+  IsolateLimits limits;
+  std::chrono::milliseconds cpuLimit{30'000};     // CPU time a request's JavaScript may use
+  std::chrono::milliseconds wallTimeout{60'000};  // from start to answer
+  std::size_t maxTimersPerApp = 10'000;
+};
+
+class EventLoop final : public TimerHost {
+ public:
+  EventLoop(const EventLoopOptions& options, const Clock& clock, LogSink& log);
+  ~EventLoop() override;
+  EventLoop(const EventLoop&) = delete;
+  EventLoop& operator=(const EventLoop&) = delete;
+
+  // Loads an app into its own context. The error names the file and line.
+  Status loadApp(const AppSpec& spec);
+  bool hasApp(const std::string& name) const { return apps_.count(name) != 0; }
+
+  void startRequest(RequestJob job);
+  void runDueTimers();
+  void expireDeadlines();
+  // When the loop next has something to do by itself (a timer, a deadline).
+  std::optional<SteadyTime> nextWake() const;
+  // Answers every request in flight with `kind`.
+  void failAll(FailureKind kind, const std::string& detail);
+  std::size_t inFlight() const { return requests_.size(); }
+
+  // TimerHost
+  std::uint32_t setTimer(ContextState& state, v8::Local<v8::Function> fn, double delayMs,
+                         bool repeat) override;
+  void clearTimer(ContextState& state, std::uint32_t id) override;
+
+ private:
+  struct App {
+    AppSpec spec;
+    ContextState state;
+    ModuleGraph modules;
+    WebContext web;
+    v8::Global<v8::Object> handler;  // the module's default export
+    v8::Global<v8::Object> env;
+    std::size_t timerCount = 0;
+  };
+  struct Request {
+    std::uint64_t id;
+    RequestJob job;
+    App* app;
+    SteadyTime deadline;
+    std::chrono::nanoseconds cpuUsed{0};
+  };
+  struct Timer {
+    App* app;
+    std::uint64_t request;  // 0: created outside any request (module top level)
+    v8::Global<v8::Function> fn;
+    std::chrono::nanoseconds interval;
+    bool repeat;
+    std::uint64_t generation;  // matches the live heap entry
+  };
+  struct HeapEntry {
+    SteadyTime due;
+    std::uint64_t seq;  // FIFO among equal due times
+    std::uint32_t id;
+    std::uint64_t generation;
+    bool operator>(const HeapEntry& o) const { return due != o.due ? due > o.due : seq > o.seq; }
+  };
+
+  // Runs `body` as one synchronous turn in `app`'s context on behalf of request `requestId`
+  // (0: none): watchdog armed, microtasks run, termination handled.
+  template <typename Body>
+  void turn(App& app, std::uint64_t requestId, Body&& body);
+  void finish(std::uint64_t id, AppResponse response);
+  void fail(std::uint64_t id, FailureKind kind, const std::string& detail);
+  void cancelTimersOf(std::uint64_t requestId);
+  void onSettled(std::uint64_t id, bool fulfilled, v8::Local<v8::Value> value);
+  static void settledCallback(const v8::FunctionCallbackInfo<v8::Value>& info);
+
+  const EventLoopOptions options_;
+  const Clock& clock_;
+  LogSink& log_;
+  IsolateOwner owner_;
+  Watchdog watchdog_;
+
+  std::unordered_map<std::string, std::unique_ptr<App>> apps_;
+  std::unordered_map<const ContextState*, App*> appByState_;
+  std::unordered_map<std::uint64_t, Request> requests_;
+  std::uint64_t nextRequest_ = 1;
+  std::set<std::pair<SteadyTime, std::uint64_t>> deadlines_;  // (deadline, request id)
+
+  std::unordered_map<std::uint32_t, Timer> timers_;
+  std::priority_queue<HeapEntry, std::vector<HeapEntry>, std::greater<>> timerHeap_;
+  std::uint32_t nextTimer_ = 1;
+  std::uint64_t timerSeq_ = 0;
+};
+
+}  // namespace isolane

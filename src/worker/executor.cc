@@ -1,0 +1,103 @@
+#include "worker/executor.h"
+
+#include <spdlog/spdlog.h>
+
+#include <pthread.h>
+
+namespace isolane {
+
+Executor::Executor(const ExecutorOptions& options, LogSink& log, const Clock& clock)
+    : options_(options), log_(log), clock_(clock), requests_(options.queueCapacity) {
+  thread_ = std::thread([this] { run(); });
+}
+
+Executor::~Executor() { stop(); }
+
+Status Executor::loadApp(const AppSpec& spec) {
+  std::future<Status> outcome;
+  {
+    auto q = commands_.lock();
+    if (stopping_) return Error{"the executor is stopping"};
+    q->push_back(LoadCommand{spec, {}});
+    outcome = q->back().outcome.get_future();
+  }
+  doorbell_.ring();
+  return outcome.get();
+}
+
+bool Executor::submit(RequestJob& job) {
+  if (stopping_.load(std::memory_order_relaxed)) return false;
+  // Count before the push so the executor never sees a finished job it has not counted.
+  pending_.fetch_add(1, std::memory_order_relaxed);
+  auto original = job.done;
+  job.done = [this, original](AppResponse r) {
+    pending_.fetch_sub(1, std::memory_order_relaxed);
+    original(std::move(r));
+  };
+  if (!requests_.tryPush(job)) {
+    pending_.fetch_sub(1, std::memory_order_relaxed);
+    job.done = std::move(original);  // untouched, as promised
+    return false;
+  }
+  doorbell_.ring();
+  return true;
+}
+
+void Executor::stop() {
+  if (stopping_.exchange(true)) {
+    if (thread_.joinable()) thread_.join();
+    return;
+  }
+  doorbell_.ring();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Executor::run() {
+  pthread_setname_np(pthread_self(), "isolane-exec");
+  EventLoop loop(options_.loop, clock_, log_);
+  std::deque<RequestJob> jobs;
+  std::deque<LoadCommand> commands;
+  for (;;) {
+    commands_.lock()->swap(commands);
+    for (auto& command : commands) command.outcome.set_value(loop.loadApp(command.spec));
+    commands.clear();
+
+    requests_.drainInto(jobs);
+    while (!jobs.empty()) {
+      RequestJob job = std::move(jobs.front());
+      jobs.pop_front();
+      if (stopping_) {
+        job.done(AppResponse::failed(FailureKind::kShuttingDown, "server is stopping"));
+      } else {
+        loop.startRequest(std::move(job));
+      }
+    }
+    loop.runDueTimers();
+    loop.expireDeadlines();
+
+    if (stopping_) {
+      loop.failAll(FailureKind::kShuttingDown, "server is stopping");
+      requests_.close();  // after this drain nothing more can arrive
+      requests_.drainInto(jobs);
+      for (auto& job : jobs) {
+        job.done(AppResponse::failed(FailureKind::kShuttingDown, "server is stopping"));
+      }
+      for (auto& command : *commands_.lock()) {
+        command.outcome.set_value(Error{"the executor is stopping"});
+      }
+      return;
+    }
+    if (auto wake = loop.nextWake()) {
+      // The loop's clock is steady_clock-based in production; a test clock only changes what
+      // counts as due, not how long we park (the doorbell wakes us on every submission).
+      doorbell_.waitUntil(std::chrono::steady_clock::now() +
+                          std::max(std::chrono::nanoseconds(0),
+                                   std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                       *wake - clock_.now())));
+    } else {
+      doorbell_.wait();
+    }
+  }
+}
+
+}  // namespace isolane

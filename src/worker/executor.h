@@ -1,0 +1,69 @@
+#pragma once
+// Executor: one executor thread and the thread-safe door into it. Reactor threads hand it
+// requests through a bounded queue and a capacity-one doorbell; they never enter V8. Everything
+// inside V8 happens in the EventLoop the thread owns.
+
+#include <atomic>
+#include <deque>
+#include <future>
+#include <memory>
+#include <thread>
+
+#include "util/bounded_queue.h"
+#include "util/clock.h"
+#include "util/doorbell.h"
+#include "util/guarded.h"
+#include "util/result.h"
+#include "worker/app_spec.h"
+#include "worker/event_loop.h"
+#include "worker/request_job.h"
+
+namespace isolane {
+
+struct ExecutorOptions {
+  EventLoopOptions loop;
+  // Requests accepted but not yet started. Full: submit() says no and the caller sheds (503).
+  std::size_t queueCapacity = 4096;
+};
+
+class Executor {
+ public:
+  Executor(const ExecutorOptions& options, LogSink& log,
+           const Clock& clock = SystemClock::instance());
+  ~Executor();  // stop()s
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  // Safe from any thread. Loads the app on the executor thread and waits for the outcome.
+  Status loadApp(const AppSpec& spec);
+
+  // Safe from any thread. False when the queue is full or the executor is stopping; `job` is
+  // then untouched and the caller answers it. Otherwise job.done is called exactly once.
+  bool submit(RequestJob& job);
+
+  // Safe from any thread. Answers every queued and running request with kShuttingDown and joins.
+  void stop();
+
+  // Safe from any thread: requests submitted and not yet answered.
+  std::size_t pending() const { return pending_.load(std::memory_order_relaxed); }
+
+ private:
+  struct LoadCommand {
+    AppSpec spec;
+    std::promise<Status> outcome;
+  };
+
+  void run();
+
+  const ExecutorOptions options_;
+  LogSink& log_;
+  const Clock& clock_;
+  BoundedQueue<RequestJob> requests_;
+  Guarded<std::deque<LoadCommand>> commands_;
+  Doorbell doorbell_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<std::size_t> pending_{0};
+  std::thread thread_;
+};
+
+}  // namespace isolane

@@ -1,0 +1,68 @@
+#include "worker/watchdog.h"
+
+namespace isolane {
+
+Watchdog::Watchdog(std::function<void()> terminate, std::chrono::milliseconds tick)
+    : terminate_(std::move(terminate)), tick_(tick) {
+  pthread_getcpuclockid(pthread_self(), &cpuClock_);
+  thread_ = std::thread([this] { run(); });
+}
+
+Watchdog::~Watchdog() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  cv_.notify_one();
+  thread_.join();
+}
+
+std::chrono::nanoseconds Watchdog::cpuNow() const {
+  timespec ts{};
+  clock_gettime(cpuClock_, &ts);
+  return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+}
+
+void Watchdog::arm(std::chrono::nanoseconds cpuBudget) {
+  bool wake;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    armed_ = true;
+    fired_ = false;
+    turnStart_ = cpuNow();
+    budget_ = cpuBudget;
+    wake = sleepingIdle_;  // a ticking watchdog picks the new turn up by itself
+  }
+  if (wake) cv_.notify_one();
+}
+
+bool Watchdog::disarm() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  armed_ = false;
+  return fired_;
+}
+
+void Watchdog::run() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!stopping_) {
+    if (!armed_ || fired_) {
+      sleepingIdle_ = true;
+      cv_.wait(lock);
+      sleepingIdle_ = false;
+      continue;
+    }
+    auto used = cpuNow() - turnStart_;
+    if (used >= budget_) {
+      fired_ = true;
+      terminate_();
+      continue;
+    }
+    // CPU time cannot advance faster than wall time on one thread, so waiting the smaller of
+    // the tick and what is left never overshoots by more than a tick.
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(budget_ - used) +
+                std::chrono::milliseconds(1);
+    cv_.wait_for(lock, std::min(left, tick_));
+  }
+}
+
+}  // namespace isolane

@@ -1,0 +1,99 @@
+// The `isolane` command as a user runs it: `run`, `serve`, their errors and exit statuses.
+
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "e2e/http_client.h"
+#include "e2e/subprocess.h"
+
+namespace isolane {
+namespace {
+
+using namespace std::chrono_literals;
+using test::ChildProcess;
+
+const std::string kBin = ISOLANE_BINARY;
+const std::string kApps = ISOLANE_TEST_FIXTURES "/apps/";
+
+TEST(Cli, RunPrintsTheResponse) {
+  ChildProcess p({kBin, "run", kApps + "hello.js", "http://localhost/there"});
+  ASSERT_EQ(p.wait(20s), 0) << p.err();
+  EXPECT_EQ(p.out(), "HTTP/1.1 200 OK\ncontent-type: text/plain\n\nhello /there");
+}
+
+TEST(Cli, RunSendsMethodHeadersAndBody) {
+  ChildProcess p({kBin, "run", kApps + "echo.js", "-X", "PUT", "-H", "X-One: 1", "-d", "data!",
+                  "/path"});
+  ASSERT_EQ(p.wait(20s), 0) << p.err();
+  EXPECT_NE(p.out().find(R"("method":"PUT")"), std::string::npos) << p.out();
+  EXPECT_NE(p.out().find(R"("x-one":"1")"), std::string::npos) << p.out();
+  EXPECT_NE(p.out().find(R"("body":"data!")"), std::string::npos) << p.out();
+  EXPECT_NE(p.out().find(R"("url":"http://localhost/path")"), std::string::npos) << p.out();
+}
+
+TEST(Cli, RunFailsWhenTheAppThrows) {
+  ChildProcess p({kBin, "run", kApps + "throws.js", "http://localhost/sync"});
+  EXPECT_EQ(p.wait(20s), 1);
+  EXPECT_NE(p.err().find("boom in handler"), std::string::npos) << p.err();
+}
+
+TEST(Cli, RunFailsOnABrokenModule) {
+  ChildProcess p({kBin, "run", kApps + "syntax_error.js"});
+  EXPECT_EQ(p.wait(20s), 1);
+  EXPECT_NE(p.err().find("syntax_error.js:3"), std::string::npos) << p.err();
+}
+
+TEST(Cli, ServeRefusesABrokenModuleNamingFileAndLine) {
+  ChildProcess p({kBin, "serve", kApps + "syntax_error.js", "--listen", "127.0.0.1:0"});
+  EXPECT_EQ(p.wait(20s), 1);
+  EXPECT_NE(p.err().find("syntax_error.js:3"), std::string::npos) << p.err();
+}
+
+TEST(Cli, ServeAnswersAndStopsCleanlyOnSigterm) {
+  ChildProcess p({kBin, "serve", kApps + "hello.js", "--listen", "127.0.0.1:0"});
+  std::string err = p.waitForStderr("listening on", 20s);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(err, m, std::regex(R"(listening on http://127\.0\.0\.1:(\d+))")))
+      << err;
+  auto port = static_cast<std::uint16_t>(std::stoi(m[1]));
+  EXPECT_EQ(test::get(port, "/x").body(), "hello /x");
+  p.signal(SIGTERM);
+  EXPECT_EQ(p.wait(20s), 0) << p.err();
+  EXPECT_NE(p.err().find("stopped"), std::string::npos);
+}
+
+TEST(Cli, ServeStopsOnSigint) {
+  ChildProcess p({kBin, "serve", kApps + "hello.js", "--listen", "127.0.0.1:0"});
+  p.waitForStderr("listening on", 20s);
+  p.signal(SIGINT);
+  EXPECT_EQ(p.wait(20s), 0) << p.err();
+}
+
+TEST(Cli, ServeReportsABusyPort) {
+  ChildProcess first({kBin, "serve", kApps + "hello.js", "--listen", "127.0.0.1:0"});
+  std::string err = first.waitForStderr("listening on", 20s);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(err, m, std::regex(R"(listening on http://[\d.]+:(\d+))")));
+  ChildProcess second({kBin, "serve", kApps + "hello.js", "--listen", "127.0.0.1:" + m[1].str()});
+  EXPECT_EQ(second.wait(20s), 1);
+  EXPECT_NE(second.err().find("cannot listen on"), std::string::npos) << second.err();
+}
+
+TEST(Cli, HelpOnEverySubcommand) {
+  for (const char* sub : {"run", "serve"}) {
+    ChildProcess p({kBin, sub, "--help"});
+    EXPECT_EQ(p.wait(10s), 0) << sub;
+    EXPECT_NE(p.out().find("Usage"), std::string::npos) << sub << ": " << p.out();
+  }
+  ChildProcess top({kBin, "--help"});
+  EXPECT_EQ(top.wait(10s), 0);
+}
+
+TEST(Cli, UnknownSubcommandFails) {
+  ChildProcess p({kBin, "frobnicate"});
+  EXPECT_NE(p.wait(10s), 0);
+}
+
+}  // namespace
+}  // namespace isolane

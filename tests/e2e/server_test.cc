@@ -1,0 +1,256 @@
+// The real server on port 0, spoken to over HTTP: examples, keep-alive, pipelining, chunked
+// bodies, protocol limits, failing and hostile handlers, many clients at once.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "e2e/http_client.h"
+#include "server/server.h"
+
+namespace isolane {
+namespace {
+
+using test::get;
+using test::HttpConnection;
+using test::Response;
+namespace http = boost::beast::http;
+
+const std::string kApps = ISOLANE_TEST_FIXTURES "/apps/";
+
+AppConfig app(const std::string& name, const std::string& file, const std::string& route) {
+  AppConfig a;
+  a.name = name;
+  a.module = kApps + file;
+  a.route = route;
+  return a;
+}
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void start(ServerConfig config) {
+    config.listenPort = 0;
+    server_ = std::make_unique<Server>(std::move(config));
+    Status s = server_->start();
+    ASSERT_TRUE(s) << s.error();
+    port_ = server_->port();
+  }
+  void startDefault() {
+    ServerConfig config;
+    config.maxBodyBytes = 4096;
+    config.requestCpuLimit = std::chrono::milliseconds(300);
+    config.apps = {app("hello", "hello.js", "/hello"), app("echo", "echo.js", "/echo"),
+                   app("throws", "throws.js", "/throws"), app("hostile", "hostile.js", "/hostile")};
+    start(std::move(config));
+  }
+  void TearDown() override {
+    if (server_) server_->stop();
+  }
+
+  std::unique_ptr<Server> server_;
+  std::uint16_t port_ = 0;
+};
+
+TEST_F(ServerTest, ExamplesAnswer) {
+  auto loaded = loadConfigFile(ISOLANE_SOURCE_DIR "/examples/isolane.toml");
+  ASSERT_TRUE(loaded) << loaded.error();
+  start(std::move(loaded.value()));
+
+  Response r = get(port_, "/hello");
+  EXPECT_EQ(r.result_int(), 200);
+  EXPECT_EQ(r.body(), "Hello from isolane\n");
+
+  r = get(port_, "/api/items");
+  EXPECT_EQ(r.result_int(), 200);
+  EXPECT_NE(r[http::field::content_type].find("application/json"), std::string::npos);
+  EXPECT_NE(r.body().find("\"items\""), std::string::npos) << r.body();
+
+  r = get(port_, "/router/hello/isolane");
+  EXPECT_EQ(r.result_int(), 200);
+  EXPECT_NE(r.body().find("isolane"), std::string::npos) << r.body();
+
+  r = get(port_, "/ssr?n=300");
+  EXPECT_EQ(r.result_int(), 200);
+  EXPECT_EQ(r.body().rfind("<!doctype html>", 0), 0u) << r.body().substr(0, 200);
+  EXPECT_GT(r.body().size(), 20'000u);
+
+  r = get(port_, "/");
+  EXPECT_EQ(r.result_int(), 200);
+  EXPECT_NE(r.body().find("/ssr"), std::string::npos);
+}
+
+TEST_F(ServerTest, KeepAliveServesSeveralRequestsOnOneConnection) {
+  startDefault();
+  HttpConnection c(port_);
+  for (int i = 0; i < 5; ++i) {
+    Response r = c.request("GET", "/hello/" + std::to_string(i));
+    EXPECT_EQ(r.result_int(), 200);
+    EXPECT_EQ(r.body(), "hello /" + std::to_string(i));
+    EXPECT_TRUE(r.keep_alive());
+  }
+}
+
+TEST_F(ServerTest, PipelinedRequestsAreAnsweredInOrder) {
+  startDefault();
+  HttpConnection c(port_);
+  std::string raw;
+  for (int i = 0; i < 4; ++i) raw += "GET /hello/p" + std::to_string(i) + " HTTP/1.1\r\nHost: x\r\n\r\n";
+  c.send(raw);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(c.read().body(), "hello /p" + std::to_string(i));
+}
+
+TEST_F(ServerTest, ChunkedRequestBody) {
+  startDefault();
+  HttpConnection c(port_);
+  c.send(
+      "POST /echo/ HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "5\r\nhello\r\n7\r\n, chunk\r\n0\r\n\r\n");
+  Response r = c.read();
+  EXPECT_EQ(r.result_int(), 200);
+  EXPECT_NE(r.body().find(R"("body":"hello, chunk")"), std::string::npos) << r.body();
+}
+
+TEST_F(ServerTest, ExpectContinueGetsA100First) {
+  startDefault();
+  HttpConnection c(port_);
+  c.send("POST /echo/ HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n");
+  Response interim = c.read();
+  EXPECT_EQ(interim.result_int(), 100);
+  c.send("abc");
+  Response r = c.read();
+  EXPECT_NE(r.body().find(R"("body":"abc")"), std::string::npos) << r.body();
+}
+
+TEST_F(ServerTest, MountPrefixIsStrippedAndReported) {
+  startDefault();
+  Response r = get(port_, "/echo/a/b?c=d");
+  EXPECT_NE(r.body().find(R"("url":"http://localhost/a/b?c=d")"), std::string::npos) << r.body();
+  EXPECT_NE(r.body().find(R"("x-forwarded-prefix":"/echo")"), std::string::npos) << r.body();
+}
+
+TEST_F(ServerTest, HeadHasLengthButNoBody) {
+  startDefault();
+  HttpConnection c(port_);
+  c.send("HEAD /hello/x HTTP/1.1\r\nHost: x\r\n\r\n");
+  Response r = c.readHead();
+  EXPECT_EQ(r.result_int(), 200);
+  EXPECT_EQ(r[http::field::content_length], "8");
+  EXPECT_EQ(c.request("GET", "/hello/after").body(), "hello /after");  // framing intact
+}
+
+TEST_F(ServerTest, UnmountedPathIs404) {
+  startDefault();
+  EXPECT_EQ(get(port_, "/nothing-here").result_int(), 404);
+  EXPECT_EQ(get(port_, "/hellothere").result_int(), 404);  // prefixes match whole segments
+}
+
+TEST_F(ServerTest, MalformedRequestIs400) {
+  startDefault();
+  HttpConnection c(port_);
+  c.send("THIS IS NOT HTTP\r\n\r\n");
+  Response r = c.read();
+  EXPECT_EQ(r.result_int(), 400);
+  EXPECT_FALSE(r.keep_alive());
+  EXPECT_TRUE(c.closedWithin(std::chrono::milliseconds(2000)));
+}
+
+TEST_F(ServerTest, BadContentLengthIs400) {
+  startDefault();
+  HttpConnection c(port_);
+  c.send("POST /echo/ HTTP/1.1\r\nHost: x\r\nContent-Length: 12abc\r\n\r\n");
+  EXPECT_EQ(c.read().result_int(), 400);
+}
+
+TEST_F(ServerTest, OversizedBodyIs413) {
+  startDefault();
+  HttpConnection c(port_);
+  std::string body(5000, 'x');
+  c.send("POST /echo/ HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n" + body);
+  EXPECT_EQ(c.read().result_int(), 413);
+}
+
+TEST_F(ServerTest, OversizedChunkedBodyIs413) {
+  startDefault();
+  HttpConnection c(port_);
+  std::string chunk(3000, 'y');
+  c.send("POST /echo/ HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nbb8\r\n" + chunk +
+         "\r\nbb8\r\n" + chunk + "\r\n0\r\n\r\n");
+  EXPECT_EQ(c.read().result_int(), 413);
+}
+
+TEST_F(ServerTest, OversizedHeadersAre431) {
+  startDefault();
+  HttpConnection c(port_);
+  c.send("GET /hello/ HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(17 * 1024, 'h') + "\r\n\r\n");
+  EXPECT_EQ(c.read().result_int(), 431);
+}
+
+TEST_F(ServerTest, ThrowingHandlerIs500WithRequestIdAndTheNextRequestSucceeds) {
+  startDefault();
+  HttpConnection c(port_);
+  Response r = c.request("GET", "/throws/sync");
+  EXPECT_EQ(r.result_int(), 500);
+  std::string id(r["x-request-id"]);
+  EXPECT_EQ(id.size(), 16u);
+  EXPECT_NE(r.body().find(id), std::string::npos);
+  EXPECT_EQ(r.body().find("boom"), std::string::npos) << "no error details to the client";
+  EXPECT_EQ(r["x-isolane-error"], "HANDLER_ERROR");
+  EXPECT_EQ(c.request("GET", "/throws/ok").body(), "fine");
+}
+
+TEST_F(ServerTest, HostileHandlersFailAloneAndOtherAppsKeepServing) {
+  startDefault();
+  for (const char* path : {"/hostile/loop", "/hostile/recursion", "/hostile/huge-string",
+                           "/hostile/heap-bomb"}) {
+    Response r = get(port_, path);
+    EXPECT_EQ(r.result_int(), 500) << path;
+    EXPECT_EQ(get(port_, "/hello/alive").body(), "hello /alive") << "after " << path;
+  }
+}
+
+TEST_F(ServerTest, SlowClientIsDisconnected) {
+  ServerConfig config;
+  config.headerTimeout = std::chrono::milliseconds(200);
+  config.apps = {app("hello", "hello.js", "/")};
+  start(std::move(config));
+  HttpConnection c(port_);
+  c.send("GET / HTTP/1.1\r\nHost: x\r\n");  // never finishes its head
+  EXPECT_TRUE(c.closedWithin(std::chrono::milliseconds(3000)));
+}
+
+TEST_F(ServerTest, ManyConcurrentClients) {
+  startDefault();
+  constexpr int kClients = 32, kEach = 25;
+  std::atomic<int> ok{0};
+  std::vector<std::thread> clients;
+  for (int t = 0; t < kClients; ++t) {
+    clients.emplace_back([&, t] {
+      HttpConnection c(port_);
+      for (int i = 0; i < kEach; ++i) {
+        std::string path = "/hello/" + std::to_string(t) + "-" + std::to_string(i);
+        if (c.request("GET", path).body() == "hello " + path.substr(6)) ++ok;
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(ok.load(), kClients * kEach);
+}
+
+TEST_F(ServerTest, StopAnswersInFlightRequests) {
+  ServerConfig config;
+  config.shutdownDrain = std::chrono::milliseconds(100);
+  config.apps = {app("hostile", "hostile.js", "/")};
+  start(std::move(config));
+  HttpConnection c(port_);
+  c.send("GET /never HTTP/1.1\r\nHost: x\r\n\r\n");
+  while (server_->inFlight() == 0) std::this_thread::yield();  // it reached the app
+  server_->stop();
+  Response r = c.read();  // answered, never left hanging
+  EXPECT_EQ(r.result_int(), 503);
+  EXPECT_EQ(r["x-isolane-error"], "SHUTTING_DOWN");
+  EXPECT_EQ(r["retry-after"], "1");
+}
+
+}  // namespace
+}  // namespace isolane

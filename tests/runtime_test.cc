@@ -1,0 +1,91 @@
+// The V8 glue: an isolate owner's thread rule, termination from another thread (the watchdog's
+// only move), and recovery afterwards.
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "runtime/isolate_owner.h"
+#include "runtime/js_errors.h"
+#include "runtime/js_scope.h"
+#include "worker/watchdog.h"
+
+namespace isolane {
+namespace {
+
+v8::Global<v8::Context> newContext(IsolateOwner& owner) {
+  v8::Isolate::Scope scope(owner.isolate());
+  v8::HandleScope handles(owner.isolate());
+  return v8::Global<v8::Context>(owner.isolate(), v8::Context::New(owner.isolate()));
+}
+
+// Runs `source`; returns its string value, or "threw: ..." / "terminated".
+std::string run(IsolateOwner& owner, const v8::Global<v8::Context>& context, const char* source) {
+  JsScope js(owner, context);
+  v8::TryCatch tryCatch(js.isolate());
+  v8::Local<v8::Script> script;
+  v8::Local<v8::Value> result;
+  if (!v8::Script::Compile(js.context(), js.str(source)).ToLocal(&script) ||
+      !script->Run(js.context()).ToLocal(&result)) {
+    if (tryCatch.HasTerminated()) {
+      js.isolate()->CancelTerminateExecution();
+      return "terminated";
+    }
+    return "threw: " + describeException(js, tryCatch);
+  }
+  return toUtf8(js, result);
+}
+
+TEST(IsolateOwner, RunsJavaScript) {
+  IsolateOwner owner(IsolateLimits{});
+  auto context = newContext(owner);
+  EXPECT_EQ(run(owner, context, "[1, 2, 3].map((x) => x * 2).join()"), "2,4,6");
+  EXPECT_EQ(run(owner, context, "new Intl.NumberFormat('en-US').format(1234.5)"), "1,234.5");
+}
+
+TEST(IsolateOwner, TerminationFromAnotherThreadStopsALoopAndTheIsolateStaysUsable) {
+  IsolateOwner owner(IsolateLimits{});
+  auto context = newContext(owner);
+  std::thread killer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    owner.terminate();
+  });
+  EXPECT_EQ(run(owner, context, "for (;;) {}"), "terminated");
+  killer.join();
+  EXPECT_EQ(run(owner, context, "'alive'"), "alive");
+}
+
+TEST(IsolateOwner, HeapLimitTerminatesInsteadOfAborting) {
+  IsolateOwner owner(IsolateLimits{32, 64});
+  auto context = newContext(owner);
+  EXPECT_EQ(run(owner, context, "const a = []; for (;;) a.push({x: a.length});"), "terminated");
+  EXPECT_TRUE(owner.takeHeapLimitHit());
+  EXPECT_FALSE(owner.takeHeapLimitHit());
+  EXPECT_EQ(run(owner, context, "'alive'"), "alive");
+}
+
+TEST(Watchdog, TerminatesATurnPastItsCpuBudget) {
+  IsolateOwner owner(IsolateLimits{});
+  auto context = newContext(owner);
+  Watchdog watchdog([&] { owner.terminate(); });
+  watchdog.arm(std::chrono::milliseconds(100));
+  EXPECT_EQ(run(owner, context, "for (;;) {}"), "terminated");
+  EXPECT_TRUE(watchdog.disarm());
+  owner.isolate()->CancelTerminateExecution();
+
+  watchdog.arm(std::chrono::milliseconds(5000));
+  EXPECT_EQ(run(owner, context, "'quick'"), "quick");
+  EXPECT_FALSE(watchdog.disarm());
+}
+
+TEST(Watchdog, CountsCpuNotWallTime) {
+  IsolateOwner owner(IsolateLimits{});
+  Watchdog watchdog([&] { owner.terminate(); });
+  watchdog.arm(std::chrono::milliseconds(50));
+  // Sleeping uses no CPU: the budget is not spent.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(watchdog.disarm());
+}
+
+}  // namespace
+}  // namespace isolane

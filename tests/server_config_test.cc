@@ -1,0 +1,101 @@
+// The config file and the environment: what operators write, and the errors they get.
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "server/config.h"
+
+namespace isolane {
+namespace {
+
+TEST(Config, ParsesServerAndApps) {
+  auto c = parseConfig(R"(
+[server]
+listen = "0.0.0.0:9000"
+max_body_bytes = 2048
+request_cpu_ms = 500
+
+[[app]]
+name = "a"
+module = "a/app.js"
+route = "/a"
+host = "a.example"
+strip_prefix = false
+[app.vars]
+KEY = "value"
+
+[[app]]
+name = "b"
+module = "/abs/b.js"
+)",
+                       "/base", "test.toml");
+  ASSERT_TRUE(c) << c.error();
+  EXPECT_EQ(c->listenHost, "0.0.0.0");
+  EXPECT_EQ(c->listenPort, 9000);
+  EXPECT_EQ(c->maxBodyBytes, 2048u);
+  EXPECT_EQ(c->requestCpuLimit.count(), 500);
+  ASSERT_EQ(c->apps.size(), 2u);
+  EXPECT_EQ(c->apps[0].module, "/base/a/app.js");
+  EXPECT_EQ(c->apps[0].route, "/a");
+  EXPECT_EQ(c->apps[0].host, "a.example");
+  EXPECT_FALSE(c->apps[0].stripPrefix);
+  ASSERT_EQ(c->apps[0].vars.size(), 1u);
+  EXPECT_EQ(c->apps[0].vars[0].second, "value");
+  EXPECT_EQ(c->apps[1].module, "/abs/b.js");
+  EXPECT_EQ(c->apps[1].route, "/");
+}
+
+TEST(Config, ErrorsNameTheProblem) {
+  auto syntax = parseConfig("[server\nlisten=1", "/", "bad.toml");
+  ASSERT_FALSE(syntax);
+  EXPECT_NE(syntax.error().find("bad.toml:1"), std::string::npos) << syntax.error();
+
+  auto noApps = parseConfig("[server]\n", "/", "x.toml");
+  ASSERT_FALSE(noApps);
+  EXPECT_NE(noApps.error().find("[[app]]"), std::string::npos);
+
+  auto noModule = parseConfig("[[app]]\nname='a'\n", "/", "x.toml");
+  ASSERT_FALSE(noModule);
+  EXPECT_NE(noModule.error().find("'module' is required"), std::string::npos);
+
+  auto dup = parseConfig("[[app]]\nname='a'\nmodule='x'\n[[app]]\nname='a'\nmodule='y'\n", "/",
+                         "x.toml");
+  ASSERT_FALSE(dup);
+  EXPECT_NE(dup.error().find("duplicate"), std::string::npos);
+
+  auto range = parseConfig("[server]\nmax_body_bytes=-1\n[[app]]\nname='a'\nmodule='x'\n", "/",
+                           "x.toml");
+  ASSERT_FALSE(range);
+  EXPECT_NE(range.error().find("max_body_bytes"), std::string::npos);
+}
+
+TEST(Config, ListenForms) {
+  ServerConfig c;
+  ASSERT_TRUE(parseListen("127.0.0.1:0", c));
+  EXPECT_EQ(c.listenPort, 0);
+  ASSERT_TRUE(parseListen("[::1]:8081", c));
+  EXPECT_EQ(c.listenHost, "::1");
+  ASSERT_TRUE(parseListen(":8082", c));
+  EXPECT_EQ(c.listenHost, "127.0.0.1");
+  EXPECT_FALSE(parseListen("localhost", c));
+  EXPECT_FALSE(parseListen("h:70000", c));
+}
+
+TEST(Config, EnvironmentOverrides) {
+  ServerConfig c;
+  setenv("ISOLANE_MAX_BODY_BYTES", "77", 1);
+  setenv("ISOLANE_REQUEST_CPU_MS", "123", 1);
+  ASSERT_TRUE(applyEnvironment(c));
+  EXPECT_EQ(c.maxBodyBytes, 77u);
+  EXPECT_EQ(c.requestCpuLimit.count(), 123);
+  setenv("ISOLANE_REQUEST_CPU_MS", "abc", 1);
+  Status bad = applyEnvironment(c);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().find("ISOLANE_REQUEST_CPU_MS"), std::string::npos);
+  unsetenv("ISOLANE_MAX_BODY_BYTES");
+  unsetenv("ISOLANE_REQUEST_CPU_MS");
+}
+
+}  // namespace
+}  // namespace isolane

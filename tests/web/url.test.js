@@ -1,0 +1,221 @@
+// URL and URLSearchParams (WHATWG URL), from whatwg-url.
+
+test('parts of an absolute URL', () => {
+  const u = new URL('https://user:pw@Example.COM:8080/p/a/t/h?query=1#frag');
+  assert.equal(u.href, 'https://user:pw@example.com:8080/p/a/t/h?query=1#frag');
+  assert.equal(u.protocol, 'https:');
+  assert.equal(u.username, 'user');
+  assert.equal(u.password, 'pw');
+  assert.equal(u.host, 'example.com:8080');
+  assert.equal(u.hostname, 'example.com');
+  assert.equal(u.port, '8080');
+  assert.equal(u.pathname, '/p/a/t/h');
+  assert.equal(u.search, '?query=1');
+  assert.equal(u.hash, '#frag');
+  assert.equal(u.origin, 'https://example.com:8080');
+  assert.equal(String(u), u.href);
+  assert.equal(u.toJSON(), u.href);
+});
+
+test('relative URLs against a base', () => {
+  assert.equal(new URL('b/c', 'https://a.example/x/y').href, 'https://a.example/x/b/c');
+  assert.equal(new URL('../c', 'https://a.example/x/y/z').href, 'https://a.example/x/c');
+  assert.equal(new URL('/root', 'https://a.example/x/y').href, 'https://a.example/root');
+  assert.equal(new URL('//other.example/p', 'https://a.example/').href, 'https://other.example/p');
+  assert.equal(new URL('?q', 'https://a.example/p?old#h').href, 'https://a.example/p?q');
+  assert.equal(new URL('#h2', 'https://a.example/p?q#h').href, 'https://a.example/p?q#h2');
+  assert.equal(new URL('', 'https://a.example/p?q#h').href, 'https://a.example/p?q');
+  assert.equal(new URL('https://abs.example/', 'https://a.example/').href, 'https://abs.example/');
+  assert.equal(new URL('x', new URL('https://a.example/d/')).href, 'https://a.example/d/x');
+});
+
+test('invalid URLs throw TypeError', () => {
+  assert.throws(() => new URL('relative'), TypeError);
+  assert.throws(() => new URL('http://exa mple.com'), TypeError);
+  assert.throws(() => new URL('https://'), TypeError);
+  assert.throws(() => new URL('http://[::1'), TypeError);
+  assert.throws(() => new URL('http://example.com:99999'), TypeError);
+  assert.throws(() => new URL('x', 'not a base'), TypeError);
+  assert.throws(() => new URL(), TypeError);
+});
+
+test('URL canParse and parse', () => {
+  assert.equal(URL.canParse('https://a.example'), true);
+  assert.equal(URL.canParse('nope'), false);
+  assert.equal(URL.canParse('/p', 'https://a.example'), true);
+  assert.equal(URL.parse('nope'), null);
+  assert.equal(URL.parse('/p', 'https://a.example').href, 'https://a.example/p');
+});
+
+test('IDNA hosts become punycode', () => {
+  assert.equal(new URL('https://münchen.de/').hostname, 'xn--mnchen-3ya.de');
+  assert.equal(new URL('https://EXAMPLE.com').hostname, 'example.com');
+  assert.equal(new URL('https://ÉXAMPLE.com').hostname, 'xn--xample-9ua.com');
+  assert.equal(new URL('https://xn--mnchen-3ya.de/').hostname, 'xn--mnchen-3ya.de');
+  assert.equal(new URL('https://a.b\u3002c/').hostname, 'a.b.c', 'ideographic full stop is a dot');
+  assert.equal(new URL('https://a\u00adb.example/').hostname, 'ab.example', 'soft hyphen is mapped away');
+  assert.throws(() => new URL('https://\u200d.example/'), TypeError, undefined);
+  assert.throws(() => new URL('https://a%00b/'), TypeError);
+});
+
+test('IPv4 and IPv6 hosts', () => {
+  assert.equal(new URL('http://0x7f.0.0.1/').hostname, '127.0.0.1');
+  assert.equal(new URL('http://2130706433/').hostname, '127.0.0.1');
+  assert.equal(new URL('http://[0:0::1]/').hostname, '[::1]');
+  assert.equal(new URL('http://[2001:db8::FFFF]:81/').host, '[2001:db8::ffff]:81');
+  assert.throws(() => new URL('http://1.2.3.256/'), TypeError);
+});
+
+test('default ports are dropped', () => {
+  assert.equal(new URL('http://a.example:80/').port, '');
+  assert.equal(new URL('https://a.example:443/').href, 'https://a.example/');
+  assert.equal(new URL('https://a.example:80/').port, '80');
+  assert.equal(new URL('ws://a.example:80/').port, '');
+});
+
+test('percent encoding of path query and fragment', () => {
+  const u = new URL('https://a.example/a b/é?x=a b&y=é#f g');
+  assert.equal(u.pathname, '/a%20b/%C3%A9');
+  assert.equal(u.search, '?x=a%20b&y=%C3%A9');
+  assert.equal(u.hash, '#f%20g');
+  assert.equal(new URL("https://a.example/?'").search, '?%27');
+  assert.equal(new URL("foo://a.example/?'").search, "?'", 'non special keeps quote');
+});
+
+test('dot segments and backslashes', () => {
+  assert.equal(new URL('https://a.example/a/./b/../c').pathname, '/a/c');
+  assert.equal(new URL('https://a.example/a/%2e%2E/c').pathname, '/c');
+  assert.equal(new URL('https://a.example\\a\\b').href, 'https://a.example/a/b');
+});
+
+test('non special schemes', () => {
+  const u = new URL('mailto:someone@example.com');
+  assert.equal(u.protocol, 'mailto:');
+  assert.equal(u.pathname, 'someone@example.com');
+  assert.equal(u.origin, 'null');
+  const d = new URL('data:text/plain,hi there');
+  assert.equal(d.pathname, 'text/plain,hi there');
+  assert.equal(new URL('file:///C:/x/../y').href, 'file:///C:/y');
+});
+
+test('setters', () => {
+  const u = new URL('https://a.example/p');
+  u.pathname = '/new path';
+  u.search = 'a=1';
+  u.hash = 'top';
+  u.port = '8443';
+  u.hostname = 'B.example';
+  assert.equal(u.href, 'https://b.example:8443/new%20path?a=1#top');
+  u.protocol = 'http';
+  assert.equal(u.protocol, 'http:');
+  u.port = '80';
+  assert.equal(u.port, '');
+  u.href = 'https://c.example/';
+  assert.equal(u.host, 'c.example');
+  assert.throws(() => { u.href = 'not a url'; }, TypeError);
+});
+
+test('searchParams are live in both directions', () => {
+  const u = new URL('https://a.example/?a=1&b=2&a=3');
+  const p = u.searchParams;
+  assert.equal(u.searchParams, p, 'same object');
+  assert.deepEqual(p.getAll('a'), ['1', '3']);
+  p.append('c', 'x y');
+  assert.equal(u.search, '?a=1&b=2&a=3&c=x+y');
+  p.delete('a');
+  assert.equal(u.href, 'https://a.example/?b=2&c=x+y');
+  u.search = '?z=9';
+  assert.equal(p.get('z'), '9');
+  assert.equal(p.has('b'), false);
+  p.delete('z');
+  assert.equal(u.href, 'https://a.example/', 'empty params remove the ?');
+});
+
+test('URLSearchParams parsing and serialization', () => {
+  const p = new URLSearchParams('?a=1&b=x+y&c=%20%C3%A9&d&=e&a=2');
+  assert.equal(p.get('a'), '1');
+  assert.deepEqual(p.getAll('a'), ['1', '2']);
+  assert.equal(p.get('b'), 'x y');
+  assert.equal(p.get('c'), ' é');
+  assert.equal(p.get('d'), '');
+  assert.equal(p.get(''), 'e');
+  assert.equal(p.get('none'), null);
+  assert.equal(p.toString(), 'a=1&b=x+y&c=+%C3%A9&d=&=e&a=2');
+  assert.equal(p.size, 6);
+});
+
+test('URLSearchParams init forms', () => {
+  assert.equal(new URLSearchParams({ a: '1', b: 'two words' }).toString(), 'a=1&b=two+words');
+  assert.equal(new URLSearchParams([['a', '1'], ['a', '2']]).toString(), 'a=1&a=2');
+  assert.equal(new URLSearchParams(new Map([['k', 'v']])).toString(), 'k=v');
+  assert.throws(() => new URLSearchParams([['a']]), TypeError);
+  assert.equal(new URLSearchParams('a=%zz').get('a'), '%zz');
+});
+
+test('URLSearchParams sort set has delete with value', () => {
+  const p = new URLSearchParams('c=3&a=2&b=1&a=1');
+  p.sort();
+  assert.equal(p.toString(), 'a=2&a=1&b=1&c=3');
+  p.set('a', 'only');
+  assert.equal(p.toString(), 'a=only&b=1&c=3');
+  p.append('b', '2');
+  assert.equal(p.has('b', '2'), true);
+  assert.equal(p.has('b', '3'), false);
+  p.delete('b', '1');
+  assert.deepEqual(p.getAll('b'), ['2']);
+});
+
+test('URLSearchParams iteration', () => {
+  const p = new URLSearchParams('a=1&b=2');
+  assert.deepEqual([...p], [['a', '1'], ['b', '2']]);
+  assert.deepEqual([...p.keys()], ['a', 'b']);
+  assert.deepEqual([...p.values()], ['1', '2']);
+  const seen = [];
+  p.forEach((v, k) => seen.push(k + v));
+  assert.deepEqual(seen, ['a1', 'b2']);
+});
+
+test('special characters in form encoding', () => {
+  const p = new URLSearchParams();
+  p.append('q', "a&b=c+d/e?f~*'()!");
+  assert.equal(p.toString(), 'q=a%26b%3Dc%2Bd%2Fe%3Ff%7E*%27%28%29%21');
+  assert.equal(new URLSearchParams(p.toString()).get('q'), "a&b=c+d/e?f~*'()!");
+});
+
+test('lone surrogates become replacement characters', () => {
+  assert.equal(new URL('https://a.example/\ud800').pathname, '/%EF%BF%BD');
+  assert.equal(new URLSearchParams({ a: '\udc00' }).toString(), 'a=%EF%BF%BD');
+});
+
+test('toStringTag and class names', () => {
+  assert.equal(URL.name, 'URL');
+  assert.equal(URLSearchParams.name, 'URLSearchParams');
+  assert.equal(Object.prototype.toString.call(new URLSearchParams()), '[object URLSearchParams]');
+});
+
+test('the URL fast path serializes like the full parser', async () => {
+  const inputs = [
+    'http://localhost/', 'http://localhost:8080/a/b?c=d&e', 'https://example.com/x?y=%20',
+    'http://127.0.0.1:3000/', 'http://example.com:80/', 'https://example.com:443/a',
+    'http://Example.com/', 'http://a.example/%2e/b', 'http://a.example/./b', 'http://a.example/x/..',
+    'http://a.example', 'http://a.example/a|b[c]^', 'http://a.example/?q=a\'b', 'http://a.example/{x}',
+    'http://a.example:08080/', 'http://a.example:65536/', 'http://1.2.3/', 'http://0x10.0.0.1/',
+    'http://a.example/\\x', 'http://xn--mnchen-3ya.de/', 'http://a-.example/', 'http://a.example/?`{}',
+    'http://a.example/"<>', 'http://a.example/p?"<>#', 'http://a.1example/', 'http://a.example./',
+  ];
+  for (const input of inputs) {
+    let expected;
+    try {
+      expected = new URL(input).href;
+    } catch {
+      expected = null;
+    }
+    let actual;
+    try {
+      actual = new Request(input).url;
+    } catch {
+      actual = null;
+    }
+    assert.equal(actual, expected, input);
+  }
+});

@@ -1,0 +1,238 @@
+#!/usr/bin/env node
+// Dev-only runner for the web runtime's JS tests (tests/web/*.test.js), for working on src/web/js
+// without the C++ build. It bundles src/web/js/index.js with esbuild (same options as the build),
+// and for each test file makes a fresh Node `vm` context (only the JS language's globals), gives
+// it a `host` object that implements the natives of src/web/README.md with Node APIs, runs the
+// bundle, tests/web/harness.js and the test file, then runs every test and prints the results.
+//
+// The real runner is tests/web_js_test.cc, in real V8 with the real natives, where each test file
+// (after the harness) is an app module and each test runs inside a fetch request. Differences here:
+// host.structuredClone is a small JS deep copy (Node's serializer would build objects in the
+// wrong realm), and UTF-8 goes through Node's TextEncoder/TextDecoder.
+//
+// Usage: node tools/dev/web-node-runner.mjs [-v] [--bundle FILE] [test files or name substrings]
+//   -v            print every host.log line
+//   --bundle FILE use this bundle instead of building one
+import { buildSync } from 'esbuild';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import vm from 'node:vm';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const args = process.argv.slice(2);
+const verbose = args.includes('-v');
+let bundlePath = null;
+const filters = [];
+for (let i = 0; i < args.length; i++) {
+  if (args[i] === '-v') continue;
+  if (args[i] === '--bundle') { bundlePath = args[++i]; continue; }
+  filters.push(args[i]);
+}
+
+function buildBundle() {
+  if (bundlePath) return fs.readFileSync(bundlePath, 'utf8');
+  const result = buildSync({
+    entryPoints: [path.join(root, 'src/web/js/index.js')],
+    bundle: true, format: 'iife', target: 'es2022', platform: 'neutral',
+    mainFields: ['module', 'main'], write: false, logLevel: 'warning',
+  });
+  return result.outputFiles[0].text;
+}
+
+// Bytes at the end of u8 that begin a valid but unfinished UTF-8 sequence (WHATWG UTF-8 decoder
+// bounds), like the C++ native.
+function utf8IncompleteTail(u8) {
+  const n = u8.length;
+  for (let k = 1; k <= Math.min(3, n); k++) {
+    const b = u8[n - k];
+    if ((b & 0xc0) === 0x80) continue;
+    let need;
+    if (b >= 0xc2 && b <= 0xdf) need = 2;
+    else if (b >= 0xe0 && b <= 0xef) need = 3;
+    else if (b >= 0xf0 && b <= 0xf4) need = 4;
+    else return 0;
+    if (k >= need) return 0;
+    if (k >= 2) {
+      const b1 = u8[n - k + 1];
+      const lower = b === 0xe0 ? 0xa0 : b === 0xf0 ? 0x90 : 0x80;
+      const upper = b === 0xed ? 0x9f : b === 0xf4 ? 0x8f : 0xbf;
+      if (b1 < lower || b1 > upper) return 0;
+    }
+    return k;
+  }
+  return 0;
+}
+
+// A structured clone built inside the context, so that clones belong to its realm.
+const CLONE_SOURCE = `(function () {
+  return function structuredCloneForTests(value) {
+    const memory = new Map();
+    function c(v) {
+      if (typeof v === 'function') throw new Error(String(v).slice(0, 40) + ' could not be cloned.');
+      if (typeof v === 'symbol') throw new Error(String(v) + ' could not be cloned.');
+      if (typeof v !== 'object' || v === null) return v;
+      if (memory.has(v)) return memory.get(v);
+      let out;
+      if (Array.isArray(v)) {
+        out = new Array(v.length); memory.set(v, out);
+        for (const k of Object.keys(v)) out[k] = c(v[k]);
+        return out;
+      }
+      if (v instanceof Date) { out = new Date(v.getTime()); memory.set(v, out); return out; }
+      if (v instanceof RegExp) { out = new RegExp(v.source, v.flags); memory.set(v, out); return out; }
+      if (v instanceof Map) { out = new Map(); memory.set(v, out); for (const [k, x] of v) out.set(c(k), c(x)); return out; }
+      if (v instanceof Set) { out = new Set(); memory.set(v, out); for (const x of v) out.add(c(x)); return out; }
+      if (v instanceof ArrayBuffer) { out = v.slice(0); memory.set(v, out); return out; }
+      if (ArrayBuffer.isView(v)) {
+        const buffer = c(v.buffer);
+        out = v instanceof DataView ? new DataView(buffer, v.byteOffset, v.byteLength)
+          : new v.constructor(buffer, v.byteOffset, v.length);
+        memory.set(v, out); return out;
+      }
+      if (v instanceof Error) {
+        const ctor = { EvalError, RangeError, ReferenceError, SyntaxError, TypeError, URIError }[v.name] || Error;
+        out = new ctor(v.message); memory.set(v, out);
+        if (typeof v.stack === 'string') out.stack = v.stack;
+        return out;
+      }
+      for (const [ctor, valueOf] of [[Number, Number.prototype.valueOf], [String, String.prototype.valueOf], [Boolean, Boolean.prototype.valueOf]]) {
+        try { const p = valueOf.call(v); out = new ctor(p); memory.set(v, out); return out; } catch {}
+      }
+      out = {}; memory.set(v, out);
+      for (const k of Object.keys(v)) out[k] = c(v[k]);
+      return out;
+    }
+    try { return { value: c(value) }; } catch (e) { return { error: e.message }; }
+  };
+})()`;
+
+function makeHost(context, state) {
+  const realm = vm.runInContext('({ Uint8Array, ArrayBuffer, TypeError, Array })', context);
+  const t0 = performance.now();
+  const toRealmBytes = (buf) => {
+    const u = new realm.Uint8Array(buf.length);
+    u.set(buf);
+    return u;
+  };
+  const encoder = new TextEncoder();
+  const host = vm.runInContext('({})', context);
+  Object.assign(host, {
+    log(level, text) {
+      state.logs.push([level, text]);
+      vm.runInContext('globalThis.__capturedLogs', context)?.push(realm.Array.of(level, text));
+      if (verbose) console.log(`    [${level}] ${text}`);
+    },
+    now: () => performance.now() - t0,
+    timeOrigin: performance.timeOrigin + t0,
+    setTimer(fn, delay, repeat) {
+      const id = ++state.nextTimerId;
+      const run = () => {
+        if (!repeat) state.timers.delete(id);
+        try { fn(); } catch (e) { state.logs.push(['error', `timer threw: ${e}`]); }
+      };
+      state.timers.set(id, repeat ? setInterval(run, delay) : setTimeout(run, delay));
+      return id;
+    },
+    clearTimer(id) {
+      const handle = state.timers.get(id);
+      if (handle !== undefined) {
+        clearTimeout(handle);
+        clearInterval(handle);
+        state.timers.delete(id);
+      }
+    },
+    enqueueMicrotask: (fn) => queueMicrotask(fn),
+    utf8Encode: (s) => toRealmBytes(Buffer.from(s, 'utf8')),
+    utf8EncodeInto(s, u8) {
+      const { read, written } = encoder.encodeInto(s, u8);
+      return realm.Array.of(read, written);
+    },
+    utf8Decode(u8, fatal) {
+      try {
+        return new TextDecoder('utf-8', { fatal, ignoreBOM: true }).decode(u8);
+      } catch {
+        throw new realm.TypeError('The encoded data was not valid UTF-8.');
+      }
+    },
+    utf8IncompleteTail,
+    getRandomValues(view) { crypto.randomFillSync(view); },
+    randomUUID: () => crypto.randomUUID(),
+    digest(name, u8) {
+      const d = crypto.createHash(name.replace('-', '').toLowerCase()).update(u8).digest();
+      const ab = new realm.ArrayBuffer(d.length);
+      new realm.Uint8Array(ab).set(d);
+      return ab;
+    },
+    structuredClone: vm.runInContext(CLONE_SOURCE, context),
+  });
+  return host;
+}
+
+function withTimeout(promise, ms) {
+  let timer;
+  return Promise.race([
+    promise,
+    new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms); }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+async function runFile(bundle, harness, file) {
+  const state = { logs: [], timers: new Map(), nextTimerId: 0 };
+  const context = vm.createContext({});
+  const host = makeHost(context, state);
+  context.__isolane_host = host;
+  vm.runInContext(bundle, context, { filename: 'web_runtime.js' });
+  vm.runInContext('globalThis.__capturedLogs = [];', context);
+  // The C++ test runner gives tests the dispatch entry point under this name.
+  context.__dispatch = host.dispatch;
+  vm.runInContext(harness, context, { filename: 'tests/web/harness.js' });
+  const rel = path.relative(root, file);
+  // Strict, as in tests/web_js_test.cc, which runs harness + test file as one ES module.
+  vm.runInContext(`'use strict';${fs.readFileSync(file, 'utf8')}`, context, { filename: rel });
+  const names = vm.runInContext('globalThis.__tests.map((t) => t.name)', context);
+  const results = [];
+  const fileName = path.basename(file, '.test.js');
+  for (let i = 0; i < names.length; i++) {
+    if (filters.length > 0 && !filters.some((f) => file.includes(f) || names[i].includes(f))) continue;
+    try {
+      await withTimeout(context.__runTest(i), 5000);
+      results.push([true, `${fileName}.${names[i]}`]);
+    } catch (e) {
+      results.push([false, `${fileName}.${names[i]}`, e && e.message ? e.message : String(e)]);
+    }
+  }
+  for (const handle of state.timers.values()) { clearTimeout(handle); clearInterval(handle); }
+  return results;
+}
+
+const bundle = buildBundle();
+const harness = fs.readFileSync(path.join(root, 'tests/web/harness.js'), 'utf8');
+const testDir = path.join(root, 'tests/web');
+const files = fs.readdirSync(testDir).filter((f) => f.endsWith('.test.js')).sort()
+  .map((f) => path.join(testDir, f));
+
+let passed = 0;
+let failed = 0;
+for (const file of files) {
+  let results;
+  try {
+    results = await runFile(bundle, harness, file);
+  } catch (e) {
+    console.log(`FAIL ${path.basename(file)}: could not load: ${e && e.stack ? e.stack : e}`);
+    failed++;
+    continue;
+  }
+  for (const [ok, name, message] of results) {
+    if (ok) {
+      passed++;
+      console.log(`ok   ${name}`);
+    } else {
+      failed++;
+      console.log(`FAIL ${name}\n     ${String(message).replace(/\n/g, '\n     ')}`);
+    }
+  }
+}
+console.log(`${passed} passed, ${failed} failed`);
+process.exitCode = failed === 0 ? 0 : 1;
