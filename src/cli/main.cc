@@ -1,8 +1,6 @@
 // The `isolane` command: argument parsing and nothing else; the work is in server/ and below.
 
 #include <signal.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
 #include <boost/beast/http/status.hpp>
@@ -12,23 +10,17 @@
 #include <iostream>
 #include <sstream>
 
+#include "obs/log.h"
 #include "server/config.h"
 #include "server/server.h"
 #include "worker/console_log.h"
+#include "worker/worker_main.h"
 
 extern const char kDefaultConfigToml[];
 extern const std::size_t kDefaultConfigTomlSize;
 
 namespace isolane {
 namespace {
-
-void setUpLogging() {
-  auto logger = spdlog::stderr_color_mt("isolane");
-  spdlog::set_default_logger(logger);
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
-  const char* level = std::getenv("ISOLANE_LOG_LEVEL");
-  spdlog::set_level(level ? spdlog::level::from_str(level) : spdlog::level::info);
-}
 
 std::string examplesDir() {
   if (const char* dir = std::getenv("ISOLANE_EXAMPLES_DIR"); dir && *dir) return dir;
@@ -173,10 +165,11 @@ int serve(const ServeArgs& args) {
   }
   int sig = 0;
   sigwait(&signals, &sig);
-  spdlog::info("received {}, shutting down (draining up to {} ms)", strsignal(sig),
-               server.config().shutdownDrain.count());
+  logEvent(Level::kInfo, "shutting down",
+           {{"signal", strsignal(sig)},
+            {"drain_ms", static_cast<std::int64_t>(server.config().shutdownDrain.count())}});
   server.stop();
-  spdlog::info("stopped");
+  logEvent(Level::kInfo, "stopped");
   return 0;
 }
 
@@ -185,7 +178,6 @@ int serve(const ServeArgs& args) {
 
 int main(int argc, char** argv) {
   using namespace isolane;
-  setUpLogging();
   CLI::App cli{"isolane: serve JavaScript fetch handlers from a pool of V8 isolates"};
   cli.require_subcommand(1);
 
@@ -206,7 +198,32 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   serveCmd->add_option("-l,--listen", serveArgs.listen, "HOST:PORT (default 127.0.0.1:8080)");
 
+  // `isolane worker`: what the pool's children run; not for people, so not in --help.
+  WorkerProcessOptions worker;
+  int slot = 0;
+  long long cpuMs = 30'000, timeoutMs = 60'000, heapMb = 128, queueCapacity = 4096;
+  std::size_t maxFrame = 0;
+  CLI::App* workerCmd = cli.add_subcommand("worker", "run as a worker process of the pool");
+  workerCmd->group("");
+  workerCmd->add_option("--fd", worker.fd, "socket descriptor");
+  workerCmd->add_option("--slot", slot, "slot index");
+  workerCmd->add_option("--cpu-ms", cpuMs);
+  workerCmd->add_option("--timeout-ms", timeoutMs);
+  workerCmd->add_option("--heap-mb", heapMb);
+  workerCmd->add_option("--queue-capacity", queueCapacity);
+  workerCmd->add_option("--max-frame-bytes", maxFrame);
+
   CLI11_PARSE(cli, argc, argv);
+  if (workerCmd->parsed()) {
+    initLogging("worker-" + std::to_string(slot));
+    worker.maxFrameBytes = maxFrame;
+    worker.executor.queueCapacity = static_cast<std::size_t>(queueCapacity);
+    worker.executor.loop.cpuLimit = std::chrono::milliseconds(cpuMs);
+    worker.executor.loop.wallTimeout = std::chrono::milliseconds(timeoutMs);
+    worker.executor.loop.limits.heapMb = static_cast<std::size_t>(heapMb);
+    return runWorkerProcess(worker);
+  }
+  initLogging("server");
   if (runCmd->parsed()) return runOnce(run);
   return serve(serveArgs);
 }

@@ -1,6 +1,6 @@
 #include "front/http_server.h"
 
-#include <spdlog/spdlog.h>
+#include "obs/log.h"
 
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -164,12 +164,22 @@ class Session : public std::enable_shared_from_this<Session> {
       if (version_ >= 11) return sendSimple(400, "missing Host header\n", true);
       host = localHost_;
     }
-    std::optional<Route> route = server_.router.resolve(host, target);
     requestId_ = newRequestId();
+    started_ = std::chrono::steady_clock::now();
+    app_.clear();
+    if (server_.options.internal) {
+      if (auto reply = server_.options.internal(target.substr(0, target.find('?')))) {
+        auto res = simpleResponse(reply->status, std::move(reply->body), requestId_, version_);
+        res->set(http::field::content_type, reply->contentType);
+        return write(std::move(res));
+      }
+    }
+    std::optional<Route> route = server_.router.resolve(host, target);
     if (!route) return sendSimple(404, "no app is mounted at this path\n", false);
 
     AppRequest out;
     out.app = route->mount->app;
+    app_ = out.app;
     out.requestId = requestId_;
     out.method = std::string(req.method_string());
     out.url = "http://" + std::string(host) + route->path;
@@ -194,10 +204,13 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void respond(AppResponse r) {
+    record(r.status);
     if (r.failure != FailureKind::kNone) {
-      bool retry = r.failure == FailureKind::kOverloaded || r.failure == FailureKind::kShuttingDown;
       auto res = failureResponse(r, requestId_, version_);
-      if (retry) res->set(http::field::retry_after, "1");
+      if (r.failure == FailureKind::kOverloaded || r.failure == FailureKind::kShuttingDown) {
+        res->set(http::field::retry_after, "1");
+      }
+      if (!r.shedReason.empty()) res->set("x-isolane-shed", r.shedReason);
       return write(std::move(res));
     }
     auto res = std::make_shared<http::response<http::string_body>>();
@@ -218,6 +231,13 @@ class Session : public std::enable_shared_from_this<Session> {
       res->prepare_payload();
     }
     write(std::move(res));
+  }
+
+  void record(int status) {
+    if (!server_.options.metrics || app_.empty()) return;
+    server_.options.metrics->requests.with({app_, std::to_string(status)}).inc();
+    server_.options.metrics->duration.with({app_}).observe(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count());
   }
 
   void sendSimple(unsigned status, std::string body, bool close) {
@@ -251,6 +271,8 @@ class Session : public std::enable_shared_from_this<Session> {
   bool isHead_ = false;
   unsigned version_ = 11;
   std::string requestId_;
+  std::string app_;  // the app answering the current request ("" before routing)
+  std::chrono::steady_clock::time_point started_;
   std::string localHost_ = "localhost";
 };
 
@@ -260,7 +282,8 @@ void HttpServer::Impl::accept() {
   acceptor.async_accept(asio::make_strand(io), [this](beast::error_code ec, tcp::socket socket) {
     if (ec) {
       if (ec == asio::error::operation_aborted || stopping) return;
-      spdlog::warn("accept failed: {}", ec.message());  // e.g. out of descriptors: keep going
+      // e.g. out of descriptors: keep going
+      logEvent(Level::kWarn, "accept failed", {{"error", ec.message()}});
     } else if (connections >= options.maxConnections) {
       beast::error_code ignored;
       socket.close(ignored);

@@ -10,15 +10,39 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string_view>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "front/router.h"
+#include "obs/metrics.h"
 #include "pool/backend.h"
 #include "util/result.h"
 
 namespace isolane {
+
+// An answer the server gives itself (the admin listener's /metrics, /healthz, /readyz).
+struct InternalReply {
+  unsigned status = 200;
+  std::string contentType = "text/plain; charset=utf-8";
+  std::string body;
+};
+// Consulted before routing; nullopt: not an internal path. Called on a reactor thread.
+using InternalHandler = std::function<std::optional<InternalReply>(std::string_view path)>;
+
+// Per-app request counts and latency, recorded when the answer is written.
+struct FrontMetrics {
+  explicit FrontMetrics(MetricsRegistry& registry)
+      : requests(registry.counter("isolane_requests_total", "Requests answered, by app and status",
+                                  {"app", "status"})),
+        duration(registry.histogram("isolane_request_duration_seconds",
+                                    "Time from a request's head to its answer", {"app"},
+                                    latencyBuckets())) {}
+  Family<Counter>& requests;
+  Family<Histogram>& duration;
+};
 
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
@@ -30,6 +54,8 @@ struct HttpServerOptions {
   std::chrono::milliseconds bodyTimeout{30'000};    // and its body within this
   std::chrono::milliseconds idleTimeout{30'000};    // keep-alive connection with no request
   std::size_t maxConnections = 10'000;              // over: new connections are closed at once
+  InternalHandler internal;                         // optional
+  FrontMetrics* metrics = nullptr;                  // optional
 };
 
 class HttpServer {

@@ -24,6 +24,9 @@ std::shared_ptr<StringResponse> failureResponse(const AppResponse& failure,
     case FailureKind::kUnknownApp: reason = "no such app"; break;
     case FailureKind::kCpuLimit: reason = "the app exceeded its CPU time limit"; break;
     case FailureKind::kHeapLimit: reason = "the app exceeded its memory limit"; break;
+    case FailureKind::kWorkerCrashed:
+      reason = "the worker running the request crashed; it is safe to retry";
+      break;
     default: reason = "internal server error"; break;
   }
   auto res = simpleResponse(static_cast<unsigned>(failure.status),

@@ -22,7 +22,8 @@ struct AppRequest {
   std::string body;
 };
 
-// Why a request did not get the app's own answer. The front maps each to a status.
+// Why a request did not get the app's own answer. The front maps each to a status. The values
+// cross the wire (wire.fbs Failure.kind): append only.
 enum class FailureKind : std::uint8_t {
   kNone,           // the app answered
   kHandlerError,   // the handler threw, rejected, or returned something that is not a Response
@@ -33,6 +34,7 @@ enum class FailureKind : std::uint8_t {
   kShuttingDown,   // the server is stopping
   kUnknownApp,     // no app of that name is loaded
   kInternal,       // a bug of ours
+  kWorkerCrashed,  // the worker process running it died (retryable: nothing was answered)
 };
 
 // Stable, greppable codes for logs and the x-isolane-error header.
@@ -47,6 +49,7 @@ constexpr std::string_view failureCode(FailureKind kind) {
     case FailureKind::kShuttingDown: return "SHUTTING_DOWN";
     case FailureKind::kUnknownApp: return "UNKNOWN_APP";
     case FailureKind::kInternal: return "INTERNAL";
+    case FailureKind::kWorkerCrashed: return "WORKER_CRASHED";
   }
   return "INTERNAL";
 }
@@ -58,6 +61,7 @@ constexpr int failureStatus(FailureKind kind) {
     case FailureKind::kOverloaded:
     case FailureKind::kShuttingDown: return 503;
     case FailureKind::kUnknownApp: return 404;
+    case FailureKind::kWorkerCrashed: return 502;
     default: return 500;
   }
 }
@@ -69,6 +73,19 @@ struct AppResponse {
   std::string body;
   FailureKind failure = FailureKind::kNone;
   std::string failureDetail;  // for the log, never for the client
+  std::string shedReason;     // kOverloaded only: why it was shed (x-isolane-shed)
+
+  // True for failures where nothing ran to completion and a retry elsewhere is safe.
+  bool retryable() const {
+    return failure == FailureKind::kOverloaded || failure == FailureKind::kShuttingDown ||
+           failure == FailureKind::kWorkerCrashed;
+  }
+
+  static AppResponse shed(std::string reason, std::string detail) {
+    AppResponse r = failed(FailureKind::kOverloaded, std::move(detail));
+    r.shedReason = std::move(reason);
+    return r;
+  }
 
   static AppResponse failed(FailureKind kind, std::string detail) {
     AppResponse r;

@@ -29,6 +29,9 @@ class Backend {
 
   // Safe from any thread: requests submitted and not answered yet.
   virtual std::size_t inFlight() const = 0;
+
+  // Safe from any thread: true once the backend can serve a request (/readyz).
+  virtual bool ready() const = 0;
 };
 
 }  // namespace isolane

@@ -25,6 +25,7 @@ class InProcessBackend final : public Backend {
   void submit(AppRequest request, std::function<void(AppResponse)> done) override;
   void stop() override;
   std::size_t inFlight() const override;
+  bool ready() const override { return true; }
 
  private:
   std::vector<std::unique_ptr<Executor>> executors_;

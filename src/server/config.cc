@@ -2,6 +2,7 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -48,6 +49,35 @@ Status readEnvInt(const char* name, std::int64_t lo, std::int64_t hi, std::int64
 }
 
 }  // namespace
+
+namespace {
+
+Status parseHostPort(const std::string& text, std::string& host, std::uint16_t& port) {
+  auto colon = text.rfind(':');
+  if (colon == std::string::npos) return Error{"'" + text + "': expected HOST:PORT"};
+  std::string h = text.substr(0, colon);
+  std::string p = text.substr(colon + 1);
+  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
+  if (h.empty()) h = "127.0.0.1";
+  char* end = nullptr;
+  long n = std::strtol(p.c_str(), &end, 10);
+  if (p.empty() || *end != '\0' || n < 0 || n > 65535) {
+    return Error{"address '" + text + "': port must be 0-65535"};
+  }
+  host = h;
+  port = static_cast<std::uint16_t>(n);
+  return Status::success();
+}
+
+}  // namespace
+
+Status parseAdminListen(const std::string& text, ServerConfig& config) {
+  if (text.empty() || text == "off") {
+    config.adminHost.clear();
+    return Status::success();
+  }
+  return parseHostPort(text, config.adminHost, config.adminPort);
+}
 
 Status parseListen(const std::string& text, ServerConfig& config) {
   auto colon = text.rfind(':');
@@ -110,6 +140,31 @@ Result<ServerConfig> parseConfig(const std::string& text, const std::string& bas
     };
     for (Status& s : checks) {
       if (!s) return Error{s.error()};
+    }
+  }
+  if (const toml::table* server = root["server"].as_table()) {
+    if (auto admin = (*server)["admin_listen"].value<std::string>()) {
+      if (Status s = parseAdminListen(*admin, config); !s) {
+        return Error{sourceName + " [server] admin_listen: " + s.error()};
+      }
+    }
+  }
+  if (const toml::table* pool = root["pool"].as_table()) {
+    std::string where = sourceName + " [pool]";
+    if (auto backend = (*pool)["backend"].value<std::string>()) config.backend = *backend;
+    Status checks[] = {
+        readInt(*pool, "size", config.pool.size, 1, 16, where),
+        readInt(*pool, "max_inflight", config.pool.maxInflight, 1, 4096, where),
+        readInt(*pool, "worker_max_inflight", config.pool.workerMaxInflight, 1, 65536, where),
+        readInt(*pool, "max_queue", config.pool.maxQueue, 0, 1 << 20, where),
+        readMs(*pool, "queue_timeout_ms", config.pool.queueTimeout, where),
+    };
+    for (Status& s : checks) {
+      if (!s) return Error{s.error()};
+    }
+    if (config.backend != "subprocess" && config.backend != "inprocess") {
+      return Error{where + ": backend must be \"subprocess\" or \"inprocess\", not \"" +
+                   config.backend + "\""};
     }
   }
   const toml::array* apps = root["app"].as_array();
@@ -179,6 +234,39 @@ Status applyEnvironment(ServerConfig& config) {
   for (Status& s : checks) {
     if (!s) return s;
   }
+  // Pool numbers: clamped to their ranges, as documented, rather than refused.
+  auto clampEnv = [](const char* name, std::int64_t lo, std::int64_t hi, std::size_t& out) {
+    const char* raw = std::getenv(name);
+    if (!raw || !*raw) return Status::success();
+    char* end = nullptr;
+    long long v = std::strtoll(raw, &end, 10);
+    if (*end != '\0') return Status(Error{std::string(name) + "=" + raw + ": expected an integer"});
+    out = static_cast<std::size_t>(std::clamp<long long>(v, lo, hi));
+    return Status::success();
+  };
+  std::size_t queueTimeout = static_cast<std::size_t>(config.pool.queueTimeout.count());
+  Status poolChecks[] = {
+      clampEnv("ISOLANE_POOL_SIZE", 1, 16, config.pool.size),
+      clampEnv("ISOLANE_POOL_MAX_INFLIGHT", 1, 4096, config.pool.maxInflight),
+      clampEnv("ISOLANE_WORKER_MAX_INFLIGHT", 1, 65536, config.pool.workerMaxInflight),
+      clampEnv("ISOLANE_POOL_MAX_QUEUE", 0, 1 << 20, config.pool.maxQueue),
+      clampEnv("ISOLANE_POOL_QUEUE_TIMEOUT_MS", 1, 86'400'000, queueTimeout),
+  };
+  for (Status& s : poolChecks) {
+    if (!s) return s;
+  }
+  config.pool.queueTimeout = std::chrono::milliseconds(queueTimeout);
+  if (const char* backend = std::getenv("ISOLANE_BACKEND"); backend && *backend) {
+    if (std::string(backend) != "subprocess" && std::string(backend) != "inprocess") {
+      return Error{std::string("ISOLANE_BACKEND=") + backend +
+                   ": must be \"subprocess\" or \"inprocess\""};
+    }
+    config.backend = backend;
+  }
+  if (const char* admin = std::getenv("ISOLANE_ADMIN_LISTEN"); admin) {
+    if (Status s = parseAdminListen(admin, config); !s) return Error{"ISOLANE_ADMIN_LISTEN: " + s.error()};
+  }
+  if (const char* bin = std::getenv("ISOLANE_WORKER_BINARY"); bin && *bin) config.workerBinary = bin;
   config.maxBodyBytes = static_cast<std::size_t>(body);
   config.requestCpuLimit = std::chrono::milliseconds(cpu);
   config.requestTimeout = std::chrono::milliseconds(timeout);

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "pool/pool_options.h"
 #include "util/result.h"
 
 namespace isolane {
@@ -34,7 +35,18 @@ struct ServerConfig {
   std::chrono::milliseconds requestTimeout{60'000};
   std::chrono::milliseconds shutdownDrain{10'000};
   std::size_t heapLimitMb = 128;
-  std::size_t queueCapacity = 4096;
+  std::size_t queueCapacity = 4096;  // per executor: requests accepted, not yet started
+
+  // Where requests run: "subprocess" (worker processes, the default) or "inprocess" (executor
+  // threads inside the server; for embedding and tests). Never chosen silently.
+  std::string backend = "subprocess";
+  PoolOptions pool;
+  std::string workerBinary;  // empty: this executable
+
+  // /metrics, /healthz and /readyz; empty host disables the admin listener.
+  std::string adminHost = "127.0.0.1";
+  std::uint16_t adminPort = 9464;
+
   std::vector<AppConfig> apps;
 };
 
@@ -48,6 +60,7 @@ Status applyEnvironment(ServerConfig& config);
 
 // "HOST:PORT", "[v6]:PORT" or ":PORT".
 Status parseListen(const std::string& text, ServerConfig& config);
+Status parseAdminListen(const std::string& text, ServerConfig& config);
 
 // An app named after its file, mounted at "/": what `isolane serve APP.js` and `isolane run` use.
 AppConfig appFromFile(const std::string& path);

@@ -1,8 +1,11 @@
 #include "server/server.h"
 
-#include <spdlog/spdlog.h>
+#include "obs/log.h"
+
+#include <unistd.h>
 
 #include "pool/inprocess_backend.h"
+#include "pool/subprocess_backend.h"
 
 namespace isolane {
 
@@ -16,12 +19,38 @@ std::unique_ptr<Backend> makeInProcessBackend(const ServerConfig& config, LogSin
   return std::make_unique<InProcessBackend>(options, log);
 }
 
+std::string selfExecutable() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string("isolane");
+}
+
+std::unique_ptr<Backend> makeSubprocessBackend(const ServerConfig& config,
+                                               MetricsRegistry& metrics) {
+  PoolOptions pool = config.pool;
+  pool.requestTimeout = config.requestTimeout;
+  pool.workerCommand = {
+      config.workerBinary.empty() ? selfExecutable() : config.workerBinary,
+      "worker",
+      "--cpu-ms", std::to_string(config.requestCpuLimit.count()),
+      "--timeout-ms", std::to_string(config.requestTimeout.count()),
+      "--heap-mb", std::to_string(config.heapLimitMb),
+      "--queue-capacity", std::to_string(config.queueCapacity),
+      "--max-frame-bytes", std::to_string(pool.maxFrameBytes),
+  };
+  return std::make_unique<SubprocessBackend>(std::move(pool), metrics);
+}
+
 Server::Server(ServerConfig config) : config_(std::move(config)) {}
 
 Server::~Server() { stop(); }
 
 Status Server::start() {
-  backend_ = makeInProcessBackend(config_, console_);
+  if (config_.backend == "inprocess") {
+    backend_ = makeInProcessBackend(config_, console_);
+  } else {
+    backend_ = makeSubprocessBackend(config_, metrics_);
+  }
   std::vector<AppSpec> specs;
   std::vector<Mount> mounts;
   for (const AppConfig& app : config_.apps) {
@@ -39,19 +68,49 @@ Status Server::start() {
   http.headerTimeout = config_.headerTimeout;
   http.bodyTimeout = config_.bodyTimeout;
   http.idleTimeout = config_.idleTimeout;
+  http.metrics = &frontMetrics_;
   http_ = std::make_unique<HttpServer>(http, *router_, *backend_);
   if (Status s = http_->start(); !s) return s;
-  for (const AppConfig& app : config_.apps) {
-    spdlog::info("app={} module={} mounted at {}{}", app.name, app.module,
-                 app.host.empty() ? "" : app.host, app.route);
+  if (!config_.adminHost.empty()) {
+    HttpServerOptions admin;
+    admin.host = config_.adminHost;
+    admin.port = config_.adminPort;
+    admin.internal = [this](std::string_view path) { return this->admin(path); };
+    adminRouter_ = std::make_unique<Router>(std::vector<Mount>{});
+    adminHttp_ = std::make_unique<HttpServer>(admin, *adminRouter_, *backend_);
+    if (Status s = adminHttp_->start(); !s) return Error{"admin listener: " + s.error()};
   }
-  spdlog::info("listening on http://{}:{}", config_.listenHost, port());
+  for (const AppConfig& app : config_.apps) {
+    logEvent(Level::kInfo, "app mounted",
+             {{"app", app.name}, {"module", app.module}, {"host", app.host}, {"route", app.route}});
+  }
+  logEvent(Level::kInfo, "listening",
+           {{"url", "http://" + config_.listenHost + ":" + std::to_string(port())},
+            {"backend", config_.backend},
+            {"admin", adminHttp_ ? "http://" + config_.adminHost + ":" +
+                                       std::to_string(adminHttp_->port())
+                                 : "off"}});
   return Status::success();
 }
 
 std::uint16_t Server::port() const { return http_ ? http_->port() : 0; }
+std::uint16_t Server::adminPort() const { return adminHttp_ ? adminHttp_->port() : 0; }
+
+std::optional<InternalReply> Server::admin(std::string_view path) const {
+  if (path == "/metrics") {
+    return InternalReply{200, "text/plain; version=0.0.4; charset=utf-8", metrics_.render()};
+  }
+  if (path == "/healthz") return InternalReply{200, "text/plain; charset=utf-8", "ok\n"};
+  if (path == "/readyz") {
+    bool ready = backend_ && backend_->ready();
+    return InternalReply{ready ? 200u : 503u, "text/plain; charset=utf-8",
+                         ready ? "ready\n" : "not ready: no worker is serving yet\n"};
+  }
+  return std::nullopt;
+}
 
 void Server::stop() {
+  if (adminHttp_) adminHttp_->stop(std::chrono::milliseconds(0));
   if (http_) {
     http_->stop(config_.shutdownDrain, [this] { backend_->stop(); });
   }

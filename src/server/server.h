@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string_view>
 
 #include "front/http_server.h"
 #include "front/router.h"
@@ -25,6 +27,10 @@ class Server {
   // starts listening.
   Status start();
   std::uint16_t port() const;
+  std::uint16_t adminPort() const;  // 0 when the admin listener is off
+
+  // The backend, for tests that look at workers.
+  Backend& backend() { return *backend_; }
 
   // Safe from any thread. Stops accepting, drains requests in flight for up to
   // config.shutdownDrain, then stops the backend.
@@ -36,14 +42,24 @@ class Server {
   std::size_t inFlight() const { return backend_ ? backend_->inFlight() : 0; }
 
  private:
+  std::optional<InternalReply> admin(std::string_view path) const;
+
   ServerConfig config_;
   ConsoleLog console_;
+  MetricsRegistry metrics_;  // before everything that registers in it
+  FrontMetrics frontMetrics_{metrics_};
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<Router> router_;
   std::unique_ptr<HttpServer> http_;
+  std::unique_ptr<Router> adminRouter_;
+  std::unique_ptr<HttpServer> adminHttp_;
 };
 
-// The backend `run` and `serve` share, built from the config's limits.
+// The backends, built from the config's limits. `run` uses the in-process one.
 std::unique_ptr<Backend> makeInProcessBackend(const ServerConfig& config, LogSink& log);
+std::unique_ptr<Backend> makeSubprocessBackend(const ServerConfig& config, MetricsRegistry& metrics);
+
+// This executable's path (/proc/self/exe), which `isolane worker` children run by default.
+std::string selfExecutable();
 
 }  // namespace isolane

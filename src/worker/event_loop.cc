@@ -1,7 +1,7 @@
 #include "worker/event_loop.h"
 
 #include <tuple>
-#include <spdlog/spdlog.h>
+#include "obs/log.h"
 
 #include <chrono>
 #include <cstring>
@@ -82,7 +82,7 @@ void EventLoop::turn(App& app, std::uint64_t requestId, Body&& body) {
   if (it != requests_.end()) {
     fail(requestId, kind, detail);
   } else {
-    spdlog::error("app={} {} (outside a request)", app.spec.name, detail);
+    logEvent(Level::kError, detail + " (outside a request)", {{"app", app.spec.name}});
   }
 }
 
@@ -273,8 +273,9 @@ void EventLoop::fail(std::uint64_t id, FailureKind kind, const std::string& deta
   auto it = requests_.find(id);
   if (it == requests_.end()) return;
   const AppRequest& req = it->second.job.request;
-  spdlog::error("app={} request={} {} {} failed: {}: {}", req.app, req.requestId, req.method,
-                req.url, failureCode(kind), detail);
+  logEvent(Level::kError, "request failed",
+           {{"app", req.app}, {"request", req.requestId}, {"method", req.method}, {"url", req.url},
+            {"code", failureCode(kind)}, {"error", detail}});
   finish(id, AppResponse::failed(kind, detail));
 }
 
@@ -293,6 +294,12 @@ void EventLoop::expireDeadlines() {
     fail(id, FailureKind::kTimeout,
          "no response within " + std::to_string(options_.wallTimeout.count()) + " ms");
   }
+}
+
+std::pair<std::size_t, std::size_t> EventLoop::heapStatistics() {
+  v8::HeapStatistics stats;
+  owner_.isolate()->GetHeapStatistics(&stats);
+  return {stats.used_heap_size(), stats.heap_size_limit()};
 }
 
 std::optional<SteadyTime> EventLoop::nextWake() const {
@@ -377,9 +384,9 @@ void EventLoop::runDueTimers() {
       if (f->Call(js.context(), v8::Undefined(js.isolate()), 0, nullptr).IsEmpty() &&
           !tryCatch.HasTerminated()) {
         // As in browsers, a throwing timer callback is reported, not fatal to its request.
-        spdlog::error("app={} request={} uncaught exception in a timer callback: {}",
-                      app.spec.name, app.state.currentRequestId,
-                      describeException(js, tryCatch));
+        logEvent(Level::kError, "uncaught exception in a timer callback",
+                 {{"app", app.spec.name}, {"request", app.state.currentRequestId},
+                  {"error", describeException(js, tryCatch)}});
       }
     });
   }

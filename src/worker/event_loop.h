@@ -55,6 +55,8 @@ class EventLoop final : public TimerHost {
   // Answers every request in flight with `kind`.
   void failAll(FailureKind kind, const std::string& detail);
   std::size_t inFlight() const { return requests_.size(); }
+  // {used, limit} of the isolate's heap, in bytes.
+  std::pair<std::size_t, std::size_t> heapStatistics();
 
   // TimerHost
   std::uint32_t setTimer(ContextState& state, v8::Local<v8::Function> fn, double delayMs,

@@ -32,6 +32,7 @@ bool Executor::submit(RequestJob& job) {
   auto original = job.done;
   job.done = [this, original](AppResponse r) {
     pending_.fetch_sub(1, std::memory_order_relaxed);
+    executions_.fetch_add(1, std::memory_order_relaxed);
     original(std::move(r));
   };
   if (!requests_.tryPush(job)) {
@@ -57,7 +58,16 @@ void Executor::run() {
   EventLoop loop(options_.loop, clock_, log_);
   std::deque<RequestJob> jobs;
   std::deque<LoadCommand> commands;
+  auto publishStats = [&, last = std::chrono::steady_clock::time_point()]() mutable {
+    auto now = std::chrono::steady_clock::now();
+    if (now - last < std::chrono::milliseconds(250)) return;
+    last = now;
+    auto [used, limit] = loop.heapStatistics();
+    heapUsed_.store(used, std::memory_order_relaxed);
+    heapLimit_.store(limit, std::memory_order_relaxed);
+  };
   for (;;) {
+    publishStats();
     commands_.lock()->swap(commands);
     for (auto& command : commands) command.outcome.set_value(loop.loadApp(command.spec));
     commands.clear();

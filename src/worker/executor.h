@@ -47,6 +47,18 @@ class Executor {
   // Safe from any thread: requests submitted and not yet answered.
   std::size_t pending() const { return pending_.load(std::memory_order_relaxed); }
 
+  // Figures for heartbeats and metrics. Safe from any thread; refreshed by the executor thread
+  // every few hundred milliseconds while it works.
+  struct Stats {
+    std::size_t heapUsedBytes = 0;
+    std::size_t heapLimitBytes = 0;
+    std::uint64_t executions = 0;  // requests answered
+  };
+  Stats stats() const {
+    return {heapUsed_.load(std::memory_order_relaxed), heapLimit_.load(std::memory_order_relaxed),
+            executions_.load(std::memory_order_relaxed)};
+  }
+
  private:
   struct LoadCommand {
     AppSpec spec;
@@ -63,6 +75,9 @@ class Executor {
   Doorbell doorbell_;
   std::atomic<bool> stopping_{false};
   std::atomic<std::size_t> pending_{0};
+  std::atomic<std::size_t> heapUsed_{0};
+  std::atomic<std::size_t> heapLimit_{0};
+  std::atomic<std::uint64_t> executions_{0};
   std::thread thread_;
 };
 

@@ -14,6 +14,17 @@ using namespace std::chrono_literals;
 using test::ChildProcess;
 
 const std::string kBin = ISOLANE_BINARY;
+
+// Servers started here must not fight over the default admin port, and one worker each is
+// plenty.
+class CliEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    setenv("ISOLANE_ADMIN_LISTEN", "127.0.0.1:0", 1);
+    setenv("ISOLANE_POOL_SIZE", "1", 1);
+  }
+};
+const auto* const kEnvironment = ::testing::AddGlobalTestEnvironment(new CliEnvironment);
 const std::string kApps = ISOLANE_TEST_FIXTURES "/apps/";
 
 TEST(Cli, RunPrintsTheResponse) {
@@ -52,9 +63,9 @@ TEST(Cli, ServeRefusesABrokenModuleNamingFileAndLine) {
 
 TEST(Cli, ServeAnswersAndStopsCleanlyOnSigterm) {
   ChildProcess p({kBin, "serve", kApps + "hello.js", "--listen", "127.0.0.1:0"});
-  std::string err = p.waitForStderr("listening on", 20s);
+  std::string err = p.waitForStderr("\"listening\"", 20s);
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(err, m, std::regex(R"(listening on http://127\.0\.0\.1:(\d+))")))
+  ASSERT_TRUE(std::regex_search(err, m, std::regex(R"re("url":"http://127\.0\.0\.1:(\d+)")re")))
       << err;
   auto port = static_cast<std::uint16_t>(std::stoi(m[1]));
   EXPECT_EQ(test::get(port, "/x").body(), "hello /x");
@@ -65,16 +76,16 @@ TEST(Cli, ServeAnswersAndStopsCleanlyOnSigterm) {
 
 TEST(Cli, ServeStopsOnSigint) {
   ChildProcess p({kBin, "serve", kApps + "hello.js", "--listen", "127.0.0.1:0"});
-  p.waitForStderr("listening on", 20s);
+  p.waitForStderr("\"listening\"", 20s);
   p.signal(SIGINT);
   EXPECT_EQ(p.wait(20s), 0) << p.err();
 }
 
 TEST(Cli, ServeReportsABusyPort) {
   ChildProcess first({kBin, "serve", kApps + "hello.js", "--listen", "127.0.0.1:0"});
-  std::string err = first.waitForStderr("listening on", 20s);
+  std::string err = first.waitForStderr("\"listening\"", 20s);
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(err, m, std::regex(R"(listening on http://[\d.]+:(\d+))")));
+  ASSERT_TRUE(std::regex_search(err, m, std::regex(R"re("url":"http://[\d.]+:(\d+)")re")));
   ChildProcess second({kBin, "serve", kApps + "hello.js", "--listen", "127.0.0.1:" + m[1].str()});
   EXPECT_EQ(second.wait(20s), 1);
   EXPECT_NE(second.err().find("cannot listen on"), std::string::npos) << second.err();

@@ -31,6 +31,9 @@ class ServerTest : public ::testing::Test {
  protected:
   void start(ServerConfig config) {
     config.listenPort = 0;
+    config.adminPort = 0;
+    config.workerBinary = ISOLANE_BINARY;
+    config.pool.size = 2;
     server_ = std::make_unique<Server>(std::move(config));
     Status s = server_->start();
     ASSERT_TRUE(s) << s.error();

@@ -1,0 +1,70 @@
+#pragma once
+// Frames on the master <-> worker socketpair: a 4-byte big-endian length, then a FlatBuffers
+// `wire::Frame` (wire.fbs). The ceiling is checked by the sender (an oversized frame is a typed
+// error naming its size, never a dead session) and by the receiver (before it reads the payload).
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ipc/http_exchange.h"
+#include "ipc/wire_generated.h"
+#include "util/result.h"
+
+namespace isolane {
+
+inline constexpr std::uint32_t kProtocolVersion = 1;
+inline constexpr std::size_t kDefaultMaxFrameBytes = 32u << 20;  // 32 MiB
+inline constexpr std::size_t kFrameHeaderBytes = 4;
+// Response bodies cross in chunks of at most this size.
+inline constexpr std::size_t kBodyChunkBytes = 256u << 10;
+
+// Builders. Each returns the whole frame (length prefix included) or an error naming its size
+// when it would exceed `maxFrameBytes`.
+Result<std::string> encodeHello(std::int32_t pid, std::size_t maxFrameBytes);
+Result<std::string> encodeLoadApp(const std::string& name, const std::string& module,
+                                  const HeaderList& vars, std::size_t maxFrameBytes);
+Result<std::string> encodeAppLoaded(const std::string& name, bool ok, const std::string& error,
+                                    std::size_t maxFrameBytes);
+Result<std::string> encodeRequest(std::uint64_t id, const AppRequest& request,
+                                  std::uint32_t deadlineMs, std::size_t maxFrameBytes);
+Result<std::string> encodeResponseHead(std::uint64_t id, const AppResponse& response,
+                                       std::size_t maxFrameBytes);
+Result<std::string> encodeBodyChunk(std::uint64_t id, std::string_view data,
+                                    std::size_t maxFrameBytes);
+Result<std::string> encodeEnd(std::uint64_t id, std::size_t maxFrameBytes);
+Result<std::string> encodeFailure(std::uint64_t id, FailureKind kind, const std::string& detail,
+                                  std::size_t maxFrameBytes);
+Result<std::string> encodeCancel(std::uint64_t id, std::size_t maxFrameBytes);
+Result<std::string> encodeHeartbeat(std::uint64_t seq, std::size_t maxFrameBytes);
+Result<std::string> encodeHeartbeatAck(const wire::HeartbeatAckT& ack, std::size_t maxFrameBytes);
+Result<std::string> encodeShutdown(std::uint32_t drainMs, std::size_t maxFrameBytes);
+
+// Accumulates bytes from a stream socket and yields verified frames.
+//
+// Thread rule: one reader thread owns a FrameReader.
+class FrameReader {
+ public:
+  explicit FrameReader(std::size_t maxFrameBytes) : maxFrameBytes_(maxFrameBytes) {}
+
+  void append(const char* data, std::size_t n) { buffer_.append(data, n); }
+
+  enum class Next { kFrame, kNeedMore, kError };
+  // kFrame: *frame points into this reader and stays valid until the next call.
+  // kError: *error says what was wrong (an oversized length names its size); the stream is
+  // unusable after that.
+  Next next(const wire::Frame** frame, std::string* error);
+
+ private:
+  const std::size_t maxFrameBytes_;
+  std::string buffer_;
+  std::size_t consumed_ = 0;  // bytes of buffer_ already handed out
+  std::vector<std::uint64_t> scratch_;  // the current frame's payload, aligned
+};
+
+// Converts between wire headers and ours.
+HeaderList headersFrom(const flatbuffers::Vector<flatbuffers::Offset<wire::Header>>* headers);
+
+}  // namespace isolane

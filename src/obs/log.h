@@ -1,0 +1,20 @@
+#pragma once
+// Structured logs: one JSON object a line on stderr, with a timestamp, level, message and fields
+// (app, request id, worker, ...). Safe from any thread (spdlog's loggers are).
+
+#include <nlohmann/json.hpp>
+#include <string_view>
+#include <utility>
+
+namespace isolane {
+
+enum class Level { kDebug, kInfo, kWarn, kError };
+
+using LogField = std::pair<std::string_view, nlohmann::ordered_json>;
+
+void logEvent(Level level, std::string_view message, std::initializer_list<LogField> fields = {});
+
+// Sets up the process's logger: JSON lines on stderr, level from ISOLANE_LOG_LEVEL.
+void initLogging(std::string_view process);
+
+}  // namespace isolane

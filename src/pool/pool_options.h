@@ -1,0 +1,45 @@
+#pragma once
+// Every number of the subprocess pool, with its default. The README's configuration reference
+// lists each with its ISOLANE_* variable and config key.
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ipc/frame_codec.h"
+#include "pool/crash_budget.h"
+
+namespace isolane {
+
+// The number of cores, clamped to 1-16.
+inline std::size_t defaultPoolSize() {
+  std::size_t n = std::thread::hardware_concurrency();
+  return n < 1 ? 1 : (n > 16 ? 16 : n);
+}
+
+struct PoolOptions {
+  std::size_t size = defaultPoolSize();  // workers, 1-16
+  std::size_t maxInflight = 1024;        // global cap, 1-4096
+  std::size_t workerMaxInflight = 512;   // per-worker cap
+  std::size_t maxQueue = 0;              // requests waiting for room; 0: shed at once
+  std::chrono::milliseconds queueTimeout{1'000};  // a queued request waits at most this
+
+  std::chrono::milliseconds spawnTimeout{10'000};      // first heartbeat must arrive within
+  std::chrono::milliseconds heartbeatInterval{5'000};
+  std::chrono::milliseconds heartbeatTimeout{2'000};
+  // A request still unanswered this long after the worker's own request timeout means the worker
+  // is wedged beyond what its in-V8 deadlines can reach: SIGKILL, as a last resort.
+  std::chrono::milliseconds requestTimeout{60'000};
+  std::chrono::milliseconds hangGrace{5'000};
+  std::chrono::milliseconds shutdownGrace{2'000};  // after Shutdown, before SIGKILL
+  CrashBudgetOptions crashBudget;
+
+  std::size_t maxFrameBytes = kDefaultMaxFrameBytes;
+  // The worker executable and its arguments; the pool appends `--slot N`. The child finds its
+  // socket on descriptor 3.
+  std::vector<std::string> workerCommand;
+};
+
+}  // namespace isolane

@@ -1,0 +1,106 @@
+#pragma once
+// SubprocessBackend: the default backend. A bounded set of worker processes (slots), fed by the
+// master: a lock-free try-admit against the global cap, an optional bounded wait queue, the
+// least-loaded live worker with room, and a supervisor that spawns, heartbeats, respawns within a
+// crash budget, and answers the requests of a dead worker at once with WORKER_CRASHED.
+//
+// Thread rule: submit(), stop(), inFlight(), workers() are safe from any thread. Frames and deaths
+// arrive on each worker's reader thread; supervision runs on the supervisor thread (or on the
+// caller of superviseOnce() in tests that drive time themselves).
+
+#include <sys/types.h>
+
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "obs/metrics.h"
+#include "pool/backend.h"
+#include "pool/crash_budget.h"
+#include "pool/pool_options.h"
+#include "pool/worker_process.h"
+#include "util/clock.h"
+
+namespace isolane {
+
+enum class SlotState { kEmpty, kStarting, kReady };
+
+struct WorkerInfo {
+  int slot;
+  SlotState state;
+  pid_t pid;
+  std::size_t inFlight;
+  std::uint64_t rssBytes, heapUsedBytes, heapLimitBytes, executions;
+  bool coolingDown;
+};
+
+class SubprocessBackend final : public Backend {
+ public:
+  enum class Supervision { kThread, kManual };
+
+  SubprocessBackend(PoolOptions options, MetricsRegistry& metrics,
+                    const Clock& clock = SystemClock::instance(),
+                    Supervision supervision = Supervision::kThread);
+  ~SubprocessBackend() override;
+
+  Status start(const std::vector<AppSpec>& apps) override;
+  void submit(AppRequest request, std::function<void(AppResponse)> done) override;
+  void stop() override;
+  std::size_t inFlight() const override;
+  bool ready() const override { return readyWorkers() > 0; }
+
+  std::vector<WorkerInfo> workers() const;
+  std::size_t readyWorkers() const;
+  // One pass of supervision at clock.now(): spawn, heartbeat, deadlines, queue expiry. The
+  // supervisor thread calls it in a loop; tests with Supervision::kManual call it themselves.
+  void superviseOnce();
+
+ private:
+  struct Slot;
+  struct Pending;
+  struct Queued;
+
+  // All below run with mu_ held unless named otherwise.
+  void spawnLocked(Slot& slot, std::unique_lock<std::mutex>& lock);
+  void onFrame(int slot, std::uint64_t generation, const wire::Frame& frame);
+  void onDeath(int slot, std::uint64_t generation, const std::string& reason);
+  void killLocked(Slot& slot, const std::string& reason);
+  Slot* pickLocked(const std::string& app);
+  // Dispatches to a worker or queues or sheds; mu_ must not be held.
+  void route(AppRequest request, std::function<void(AppResponse)> done, SteadyTime arrived);
+  void drainQueue();
+  void finish(std::uint64_t id, AppResponse response);
+  bool tryAdmit();
+  void release(std::size_t n = 1);
+
+  const PoolOptions options_;
+  const Clock& clock_;
+  std::vector<AppSpec> apps_;
+
+  mutable std::mutex mu_;  // guards slots_, pending_, queue_, graveyard_, stopping_
+  std::condition_variable wake_;
+  std::vector<std::unique_ptr<Slot>> slots_;
+  std::unordered_map<std::uint64_t, Pending> pending_;
+  std::deque<Queued> queue_;
+  std::vector<std::shared_ptr<WorkerProcess>> graveyard_;  // dead; destroyed off their reader
+  std::uint64_t nextId_ = 1;
+  bool stopping_ = false;
+  bool started_ = false;
+
+  std::atomic<std::size_t> admitted_{0};  // the global in-flight count (lock-free try-admit)
+
+  // Metrics.
+  Family<Counter>& rejected_;
+  Family<Counter>& spawns_;
+  Family<Counter>& crashes_;
+  Family<Counter>& respawns_;
+  Family<Counter>& cooldowns_;
+  Family<Histogram>& heartbeatRtt_;
+
+  std::thread supervisor_;
+};
+
+}  // namespace isolane

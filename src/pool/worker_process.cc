@@ -1,0 +1,135 @@
+#include "pool/worker_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+extern char** environ;
+
+namespace isolane {
+
+Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(const std::vector<std::string>& argv,
+                                                             std::size_t maxFrameBytes,
+                                                             FrameHandler onFrame,
+                                                             DeathHandler onDeath) {
+  if (argv.empty()) return Error{"no worker command"};
+  int fds[2];
+  // CLOEXEC on both ends: no other child inherits them. The child's end becomes descriptor 3
+  // through dup2, which clears CLOEXEC on the copy only.
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+    return Error{std::string("socketpair failed: ") + std::strerror(errno)};
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 3);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  // The child starts with default signal handling and nothing blocked, whatever the server
+  // blocked for its own sigwait.
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, args[0], &actions, &attr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  close(fds[1]);
+  if (rc != 0) {
+    close(fds[0]);
+    return Error{"cannot start worker " + argv[0] + ": " + std::strerror(rc)};
+  }
+  return std::unique_ptr<WorkerProcess>(
+      new WorkerProcess(pid, fds[0], maxFrameBytes, std::move(onFrame), std::move(onDeath)));
+}
+
+WorkerProcess::WorkerProcess(pid_t pid, int fd, std::size_t maxFrameBytes, FrameHandler onFrame,
+                             DeathHandler onDeath)
+    : pid_(pid), fd_(fd), maxFrameBytes_(maxFrameBytes), onFrame_(std::move(onFrame)),
+      onDeath_(std::move(onDeath)) {
+  reader_ = std::thread([this] { readLoop(); });
+}
+
+WorkerProcess::~WorkerProcess() {
+  silenced_ = true;
+  kill(SIGKILL);
+  ::shutdown(fd_, SHUT_RDWR);  // wakes the reader, which reaps
+  if (reader_.joinable()) reader_.join();
+  close(fd_);
+}
+
+Status WorkerProcess::send(const std::string& frame) {
+  std::lock_guard<std::mutex> lock(writeMutex_);
+  std::size_t sent = 0;
+  while (sent < frame.size()) {
+    ssize_t n = ::send(fd_, frame.data() + sent, frame.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Error{std::string("worker socket closed: ") + std::strerror(errno)};
+    sent += static_cast<std::size_t>(n);
+  }
+  return Status::success();
+}
+
+void WorkerProcess::kill(int signal) {
+  std::lock_guard<std::mutex> lock(reapMutex_);
+  if (!reaped_) ::kill(pid_, signal);
+}
+
+std::string WorkerProcess::reap() {
+  int status = 0;
+  pid_t r;
+  do {
+    r = waitpid(pid_, &status, 0);
+  } while (r < 0 && errno == EINTR);
+  {
+    std::lock_guard<std::mutex> lock(reapMutex_);
+    reaped_ = true;
+  }
+  if (r != pid_) return "exited (status unknown)";
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    const char* name = sigabbrev_np(sig);
+    return std::string("killed by signal ") + (name ? std::string("SIG") + name : std::to_string(sig));
+  }
+  return "exited";
+}
+
+void WorkerProcess::readLoop() {
+  FrameReader reader(maxFrameBytes_);
+  std::string buffer(64 * 1024, '\0');
+  std::string reason;
+  for (;;) {
+    ssize_t n = ::read(fd_, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    reader.append(buffer.data(), static_cast<std::size_t>(n));
+    const wire::Frame* frame = nullptr;
+    std::string error;
+    FrameReader::Next next;
+    while ((next = reader.next(&frame, &error)) == FrameReader::Next::kFrame) {
+      onFrame_(*frame);
+    }
+    if (next == FrameReader::Next::kError) {
+      reason = "protocol error: " + error;
+      break;
+    }
+  }
+  // The child can no longer talk to us: make sure it is gone, then reap it.
+  kill(SIGKILL);
+  std::string exit = reap();
+  if (!silenced_) onDeath_(reason.empty() ? exit : reason + " (worker " + exit + ")");
+}
+
+}  // namespace isolane

@@ -1,0 +1,64 @@
+#pragma once
+// WorkerProcess: one child process of the pool and the master's end of its socketpair. It spawns
+// the child, reads its frames on a reader thread (verified, never trusted), writes frames to it,
+// and reaps it: no zombies and no leaked descriptors, whatever the order of deaths.
+//
+// Thread rule: send(), kill() and pid() are safe from any thread. The frame and death callbacks
+// run on the reader thread. The destructor must not run on the reader thread.
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ipc/frame_codec.h"
+#include "util/result.h"
+
+namespace isolane {
+
+class WorkerProcess {
+ public:
+  using FrameHandler = std::function<void(const wire::Frame& frame)>;
+  // Called once when the child is gone (exit, signal, end of socket, or a malformed frame, after
+  // which the child is killed). It has been reaped by then.
+  using DeathHandler = std::function<void(const std::string& reason)>;
+
+  // `argv[0]` is the executable; the child gets its end of the socketpair as descriptor 3.
+  static Result<std::unique_ptr<WorkerProcess>> spawn(const std::vector<std::string>& argv,
+                                                      std::size_t maxFrameBytes,
+                                                      FrameHandler onFrame, DeathHandler onDeath);
+  ~WorkerProcess();
+  WorkerProcess(const WorkerProcess&) = delete;
+  WorkerProcess& operator=(const WorkerProcess&) = delete;
+
+  // Safe from any thread. Fails when the child is gone.
+  Status send(const std::string& frame);
+  // Safe from any thread. Signals the child unless it has been reaped.
+  void kill(int signal);
+  pid_t pid() const { return pid_; }
+  bool alive() const { return !reaped_.load(); }
+
+ private:
+  WorkerProcess(pid_t pid, int fd, std::size_t maxFrameBytes, FrameHandler onFrame,
+                DeathHandler onDeath);
+  void readLoop();
+  std::string reap();
+
+  const pid_t pid_;
+  const int fd_;
+  const std::size_t maxFrameBytes_;
+  FrameHandler onFrame_;
+  DeathHandler onDeath_;
+  std::mutex writeMutex_;   // one frame at a time on the socket
+  std::mutex reapMutex_;    // kill() never signals a reaped (possibly reused) pid
+  std::atomic<bool> reaped_{false};
+  std::atomic<bool> silenced_{false};  // set by the destructor: no death callback then
+  std::thread reader_;
+};
+
+}  // namespace isolane

@@ -1,0 +1,161 @@
+#include "worker/worker_main.h"
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+#include <mutex>
+
+#include "ipc/frame_codec.h"
+#include "obs/log.h"
+#include "worker/console_log.h"
+
+namespace isolane {
+namespace {
+
+// Serialises frame writes from the reader thread (heartbeats, app loads) and the executor thread
+// (responses). A write error means the master is gone: the process exits.
+class FrameWriter {
+ public:
+  explicit FrameWriter(int fd) : fd_(fd) {}
+
+  void send(const Result<std::string>& frame) {
+    if (!frame) {
+      logEvent(Level::kError, "cannot encode a frame", {{"error", frame.error()}});
+      return;
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    const std::string& bytes = frame.value();
+    std::size_t sent = 0;
+    while (sent < bytes.size()) {
+      ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) _exit(0);  // the master closed its end: nothing left to serve
+      sent += static_cast<std::size_t>(n);
+    }
+  }
+
+ private:
+  const int fd_;
+  std::mutex mutex_;
+};
+
+std::uint64_t residentBytes() {
+  std::ifstream statm("/proc/self/statm");
+  std::uint64_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+std::uint64_t cpuTimeMicros() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto us = [](const timeval& t) {
+    return static_cast<std::uint64_t>(t.tv_sec) * 1'000'000 + static_cast<std::uint64_t>(t.tv_usec);
+  };
+  return us(usage.ru_utime) + us(usage.ru_stime);
+}
+
+void sendResponse(FrameWriter& out, std::uint64_t id, const AppResponse& r, std::size_t max) {
+  if (r.failure != FailureKind::kNone) {
+    out.send(encodeFailure(id, r.failure, r.failureDetail, max));
+    return;
+  }
+  Result<std::string> head = encodeResponseHead(id, r, max);
+  if (!head) {
+    out.send(encodeFailure(id, FailureKind::kInternal, "response head: " + head.error(), max));
+    return;
+  }
+  out.send(head);
+  std::string_view body(r.body);
+  for (std::size_t at = 0; at < body.size(); at += kBodyChunkBytes) {
+    out.send(encodeBodyChunk(id, body.substr(at, kBodyChunkBytes), max));
+  }
+  out.send(encodeEnd(id, max));
+}
+
+}  // namespace
+
+int runWorkerProcess(const WorkerProcessOptions& options) {
+  signal(SIGPIPE, SIG_IGN);
+  const std::size_t max = options.maxFrameBytes ? options.maxFrameBytes : kDefaultMaxFrameBytes;
+  FrameWriter out(options.fd);
+  out.send(encodeHello(static_cast<std::int32_t>(getpid()), max));
+
+  ConsoleLog console;
+  Executor executor(options.executor, console);
+  FrameReader reader(max);
+  std::string buffer(64 * 1024, '\0');
+  for (;;) {
+    ssize_t n = ::read(options.fd, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // the master is gone
+    reader.append(buffer.data(), static_cast<std::size_t>(n));
+    const wire::Frame* frame = nullptr;
+    std::string error;
+    for (;;) {
+      FrameReader::Next next = reader.next(&frame, &error);
+      if (next == FrameReader::Next::kNeedMore) break;
+      if (next == FrameReader::Next::kError) {
+        logEvent(Level::kError, "bad frame from the master", {{"error", error}});
+        return 3;
+      }
+      switch (frame->message_type()) {
+        case wire::Message::LoadApp: {
+          const wire::LoadApp* m = frame->message_as_LoadApp();
+          AppSpec spec{m->name() ? m->name()->str() : "", m->module_() ? m->module_()->str() : "",
+                       headersFrom(m->vars())};
+          Status s = executor.loadApp(spec);
+          out.send(encodeAppLoaded(spec.name, s.ok(), s.ok() ? "" : s.error(), max));
+          break;
+        }
+        case wire::Message::Request: {
+          const wire::Request* m = frame->message_as_Request();
+          std::uint64_t id = m->id();
+          auto str = [](const flatbuffers::String* s) { return s ? s->str() : std::string(); };
+          AppRequest request{str(m->app()), str(m->request_id()), str(m->method()), str(m->url()),
+                             headersFrom(m->headers()), ""};
+          if (m->body()) request.body.assign(m->body()->begin(), m->body()->end());
+          RequestJob job{std::move(request), [&out, id, max](AppResponse r) {
+                           sendResponse(out, id, r, max);
+                         }};
+          if (!executor.submit(job)) {
+            out.send(encodeFailure(id, FailureKind::kOverloaded, "worker queue is full", max));
+          }
+          break;
+        }
+        case wire::Message::Heartbeat: {
+          Executor::Stats stats = executor.stats();
+          wire::HeartbeatAckT ack;
+          ack.seq = frame->message_as_Heartbeat()->seq();
+          ack.rss_bytes = residentBytes();
+          ack.heap_used_bytes = stats.heapUsedBytes;
+          ack.heap_limit_bytes = stats.heapLimitBytes;
+          ack.in_flight = static_cast<std::uint32_t>(executor.pending());
+          ack.executions = stats.executions;
+          ack.cpu_time_us = cpuTimeMicros();
+          out.send(encodeHeartbeatAck(ack, max));
+          break;
+        }
+        case wire::Message::Cancel:
+          // TODO(soon): cancellation of a running request arrives with the multiplex driver
+          // (issue 4); until then the worker's own CPU and wall deadlines bound it.
+          break;
+        case wire::Message::Shutdown:
+          executor.stop();  // answers what still runs with SHUTTING_DOWN
+          return 0;
+        default:
+          logEvent(Level::kError, "unexpected frame from the master",
+                   {{"type", wire::EnumNameMessage(frame->message_type())}});
+          return 3;
+      }
+    }
+  }
+  executor.stop();
+  return 0;
+}
+
+}  // namespace isolane
