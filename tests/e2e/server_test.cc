@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "e2e/http_client.h"
+#include "pool/subprocess_backend.h"
 #include "server/server.h"
 
 namespace isolane {
@@ -253,6 +254,79 @@ TEST_F(ServerTest, StopAnswersInFlightRequests) {
   EXPECT_EQ(r.result_int(), 503);
   EXPECT_EQ(r["x-isolane-error"], "SHUTTING_DOWN");
   EXPECT_EQ(r["retry-after"], "1");
+}
+
+TEST_F(ServerTest, AdminListenerServesMetricsHealthAndReadiness) {
+  startDefault();
+  EXPECT_EQ(get(port_, "/hello/m").result_int(), 200);
+  get(port_, "/throws/sync");
+  std::uint16_t admin = server_->adminPort();
+  ASSERT_NE(admin, 0);
+  Response health = get(admin, "/healthz");
+  EXPECT_EQ(health.result_int(), 200);
+  EXPECT_EQ(get(admin, "/readyz").result_int(), 200);
+  Response metrics = get(admin, "/metrics");
+  EXPECT_EQ(metrics.result_int(), 200);
+  EXPECT_NE(metrics[http::field::content_type].find("version=0.0.4"), std::string::npos);
+  const std::string& text = metrics.body();
+  for (const char* want :
+       {"isolane_requests_total{app=\"hello\",status=\"200\"} 1",
+        "isolane_requests_total{app=\"throws\",status=\"500\"} 1",
+        "isolane_request_duration_seconds_bucket{app=\"hello\",le=\"+Inf\"} 1",
+        "isolane_worker_spawns_total 2", "isolane_worker_inflight{slot=\"1\"} 0",
+        "isolane_worker_rss_bytes{slot=\"0\"}", "isolane_worker_heap_used_bytes{slot=\"0\"}",
+        "isolane_queue_depth 0", "isolane_heartbeat_rtt_seconds_count"}) {
+    EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
+  }
+  EXPECT_EQ(get(admin, "/other").result_int(), 404);
+}
+
+TEST_F(ServerTest, AWorkerCrashIsA502AndTheNextRequestSucceeds) {
+  ServerConfig config;
+  config.apps = {app("slow", "slow.js", "/")};
+  config.pool.size = 1;
+  start(std::move(config));
+  auto& pool = dynamic_cast<SubprocessBackend&>(server_->backend());
+  HttpConnection c(port_);
+  c.send("GET /?ms=5000 HTTP/1.1\r\nHost: x\r\n\r\n");
+  while (server_->inFlight() == 0) std::this_thread::yield();
+  kill(pool.workers()[0].pid, SIGKILL);
+  Response r = c.read();
+  EXPECT_EQ(r.result_int(), 502);
+  EXPECT_EQ(r["x-isolane-error"], "WORKER_CRASHED");
+  // The slot respawns; the next request is served.
+  // The slot respawns; until it is ready the pool sheds ("no-worker"), then it serves.
+  Response next = get(port_, "/?ms=1");
+  for (int i = 0; i < 500 && next.result_int() != 200; ++i) {
+    EXPECT_EQ(next["x-isolane-shed"], "no-worker");
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    next = get(port_, "/?ms=1");
+  }
+  EXPECT_EQ(next.body(), "done");
+}
+
+TEST_F(ServerTest, OverTheCapIsA503WithRetryAfterAndTheReason) {
+  ServerConfig config;
+  config.apps = {app("slow", "slow.js", "/")};
+  config.pool.maxInflight = 1;
+  start(std::move(config));
+  HttpConnection busy(port_);
+  busy.send("GET /?ms=500 HTTP/1.1\r\nHost: x\r\n\r\n");
+  while (server_->inFlight() == 0) std::this_thread::yield();
+  Response r = get(port_, "/");
+  EXPECT_EQ(r.result_int(), 503);
+  EXPECT_EQ(r["retry-after"], "1");
+  EXPECT_EQ(r["x-isolane-shed"], "queue-full");
+  EXPECT_EQ(busy.read().body(), "done");
+}
+
+TEST_F(ServerTest, InProcessBackendWhenAskedByName) {
+  ServerConfig config;
+  config.backend = "inprocess";
+  config.apps = {app("hello", "hello.js", "/")};
+  start(std::move(config));
+  EXPECT_EQ(get(port_, "/in").body(), "hello /in");
+  EXPECT_EQ(dynamic_cast<SubprocessBackend*>(&server_->backend()), nullptr);
 }
 
 }  // namespace

@@ -1,0 +1,82 @@
+// A stand-in worker for pool tests: speaks the wire protocol without V8, and misbehaves on
+// purpose. `fake_worker MODE [--slot N]`, socket on descriptor 3.
+//   echo        answers every request 200 "fake"
+//   garbage     answers a request with bytes that are not a frame
+//   oversize    answers a request with a length prefix over any ceiling
+//   unknown-id  answers a request with an End for an id it was never given
+//   exit        exits as soon as it has said hello (a worker that cannot start)
+//   mute        answers its first heartbeat (becomes ready), then no more
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+
+#include "ipc/frame_codec.h"
+
+namespace {
+
+void put(const std::string& bytes) {
+  std::size_t sent = 0;
+  while (sent < bytes.size()) {
+    ssize_t n = send(3, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) _exit(0);
+    sent += static_cast<std::size_t>(n);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace isolane;
+  std::string mode = argc > 1 ? argv[1] : "echo";
+  const std::size_t max = kDefaultMaxFrameBytes;
+  put(encodeHello(getpid(), max).value());
+  if (mode == "exit") return 7;
+  FrameReader reader(max);
+  char buf[65536];
+  int heartbeats = 0;
+  for (;;) {
+    ssize_t n = read(3, buf, sizeof buf);
+    if (n <= 0) return 0;
+    reader.append(buf, static_cast<std::size_t>(n));
+    const wire::Frame* f = nullptr;
+    std::string error;
+    while (reader.next(&f, &error) == FrameReader::Next::kFrame) {
+      switch (f->message_type()) {
+        case wire::Message::LoadApp:
+          put(encodeAppLoaded(f->message_as_LoadApp()->name()->str(), true, "", max).value());
+          break;
+        case wire::Message::Heartbeat: {
+          if (mode == "mute" && heartbeats++ > 0) break;
+          wire::HeartbeatAckT ack;
+          ack.seq = f->message_as_Heartbeat()->seq();
+          ack.rss_bytes = 1234;
+          put(encodeHeartbeatAck(ack, max).value());
+          break;
+        }
+        case wire::Message::Request: {
+          std::uint64_t id = f->message_as_Request()->id();
+          if (mode == "garbage") {
+            put(std::string("\x00\x00\x00\x0cgarbage!!!!!", 16));
+          } else if (mode == "oversize") {
+            put(std::string("\x7f\xff\xff\xff", 4));
+          } else if (mode == "unknown-id") {
+            put(encodeEnd(id + 1000, max).value());
+          } else {
+            AppResponse r;
+            r.status = 200;
+            r.body = "fake";
+            put(encodeResponseHead(id, r, max).value());
+            put(encodeBodyChunk(id, r.body, max).value());
+            put(encodeEnd(id, max).value());
+          }
+          break;
+        }
+        case wire::Message::Shutdown: return 0;
+        default: break;
+      }
+    }
+  }
+}

@@ -1,0 +1,334 @@
+// The subprocess pool: real worker processes (and a fake one that misbehaves on purpose).
+// Deaths in the middle of requests, admission at the cap, the wait queue, protocol violations,
+// missed heartbeats, the crash budget on an injected clock, and a thousand respawns that leave
+// no zombies and no descriptors behind.
+
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <fstream>
+#include <future>
+#include <thread>
+
+#include "pool/crash_budget.h"
+#include "pool/subprocess_backend.h"
+
+namespace isolane {
+namespace {
+
+using namespace std::chrono_literals;
+
+const std::string kApps = ISOLANE_TEST_FIXTURES "/apps/";
+
+std::vector<std::string> realWorker() {
+  return {ISOLANE_BINARY, "worker", "--cpu-ms", "2000", "--timeout-ms", "20000"};
+}
+std::vector<std::string> fakeWorker(const std::string& mode) { return {FAKE_WORKER, mode}; }
+
+PoolOptions options(std::vector<std::string> command, std::size_t size = 2) {
+  PoolOptions o;
+  o.size = size;
+  o.workerCommand = std::move(command);
+  return o;
+}
+
+std::future<AppResponse> call(Backend& backend, const std::string& app, const std::string& path) {
+  auto promise = std::make_shared<std::promise<AppResponse>>();
+  auto future = promise->get_future();
+  backend.submit(AppRequest{app, "t", "GET", "http://test" + path, {}, ""},
+                 [promise](AppResponse r) { promise->set_value(std::move(r)); });
+  return future;
+}
+
+// Polls `pred` until it holds or `limit` passes (the events it waits for happen in other
+// processes; there is nothing to inject).
+template <typename Pred>
+bool eventually(Pred pred, std::chrono::milliseconds limit = 10s) {
+  auto until = std::chrono::steady_clock::now() + limit;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(1ms);
+  }
+  return true;
+}
+
+pid_t pidOf(const SubprocessBackend& pool, int slot) {
+  for (const WorkerInfo& w : pool.workers()) {
+    if (w.slot == slot && w.state == SlotState::kReady) return w.pid;
+  }
+  return 0;
+}
+
+TEST(CrashBudget, CooldownAfterTheBudgetIsSpent) {
+  CrashBudget budget({3, 60s, 30s});
+  SteadyTime t0{};
+  EXPECT_EQ(budget.recordCrash(t0), t0);
+  EXPECT_EQ(budget.recordCrash(t0 + 1s), t0 + 1s);
+  EXPECT_EQ(budget.recordCrash(t0 + 2s), t0 + 2s + 30s);  // third in the window: rest
+  EXPECT_EQ(budget.cooldowns(), 1);
+  EXPECT_EQ(budget.recordCrash(t0 + 40s), t0 + 40s);  // a fresh window after the cooldown
+}
+
+TEST(CrashBudget, OldCrashesLeaveTheWindow) {
+  CrashBudget budget({3, 60s, 30s});
+  SteadyTime t0{};
+  budget.recordCrash(t0);
+  budget.recordCrash(t0 + 10s);
+  EXPECT_EQ(budget.recordCrash(t0 + 65s), t0 + 65s);  // the first fell out of the window
+  EXPECT_EQ(budget.recentCrashes(), 2);
+}
+
+class PoolTest : public ::testing::Test {
+ protected:
+  MetricsRegistry metrics_;
+};
+
+void killWorkerMidRequests(MetricsRegistry& metrics, int signal) {
+  SubprocessBackend pool(options(realWorker()), metrics);
+  ASSERT_TRUE(pool.start({AppSpec{"slow", kApps + "slow.js", {}}}));
+  std::vector<std::future<AppResponse>> answers;
+  for (int i = 0; i < 6; ++i) answers.push_back(call(pool, "slow", "/?ms=400"));
+  // Least-loaded placement spreads them: three on each worker.
+  ASSERT_TRUE(eventually([&] {
+    auto w = pool.workers();
+    return w[0].inFlight == 3 && w[1].inFlight == 3;
+  }));
+  pid_t victim = pidOf(pool, 0);
+  ASSERT_GT(victim, 0);
+  kill(victim, signal);
+
+  int crashed = 0, done = 0;
+  for (auto& a : answers) {
+    AppResponse r = a.get();
+    if (r.failure == FailureKind::kWorkerCrashed) {
+      ++crashed;
+      EXPECT_EQ(r.status, 502);
+      EXPECT_TRUE(r.retryable());
+      EXPECT_NE(r.failureDetail.find("worker 0"), std::string::npos) << r.failureDetail;
+    } else {
+      EXPECT_EQ(r.body, "done") << failureCode(r.failure) << " " << r.failureDetail;
+      ++done;
+    }
+  }
+  EXPECT_EQ(crashed, 3);
+  EXPECT_EQ(done, 3);
+  // The slot comes back with a new process, and serves.
+  ASSERT_TRUE(eventually([&] { return pidOf(pool, 0) != 0 && pidOf(pool, 0) != victim; }));
+  EXPECT_EQ(call(pool, "slow", "/?ms=1").get().body, "done");
+  std::string text = metrics.render();
+  EXPECT_NE(text.find("isolane_worker_crashes_total{slot=\"0\"} 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("isolane_worker_respawns_total 1"), std::string::npos) << text;
+  EXPECT_EQ(pool.inFlight(), 0u);
+}
+
+TEST_F(PoolTest, SigkillMidRequestsFailsOnlyThatWorkersRequests) {
+  killWorkerMidRequests(metrics_, SIGKILL);
+}
+
+TEST_F(PoolTest, SigsegvMidRequestsFailsOnlyThatWorkersRequests) {
+  killWorkerMidRequests(metrics_, SIGSEGV);
+}
+
+TEST_F(PoolTest, AtTheCapShedsAtOnceAndLosesNoAdmittedRequest) {
+  PoolOptions o = options(realWorker());
+  o.maxInflight = 4;
+  SubprocessBackend pool(o, metrics_);
+  ASSERT_TRUE(pool.start({AppSpec{"slow", kApps + "slow.js", {}}}));
+  std::vector<std::future<AppResponse>> admitted;
+  for (int i = 0; i < 4; ++i) admitted.push_back(call(pool, "slow", "/?ms=300"));
+  auto t0 = std::chrono::steady_clock::now();
+  AppResponse shed = call(pool, "slow", "/").get();
+  auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ(shed.failure, FailureKind::kOverloaded);
+  EXPECT_EQ(shed.status, 503);
+  EXPECT_EQ(shed.shedReason, "queue-full");
+  EXPECT_LT(took, 50ms) << "a shed answer comes at once, not after the running requests";
+  for (auto& a : admitted) EXPECT_EQ(a.get().body, "done");
+  EXPECT_NE(metrics_.render().find("isolane_admission_rejected_total{reason=\"queue-full\"} 1"),
+            std::string::npos);
+}
+
+TEST_F(PoolTest, PerWorkerCapSpreadsThenSheds) {
+  PoolOptions o = options(realWorker());
+  o.workerMaxInflight = 1;
+  SubprocessBackend pool(o, metrics_);
+  ASSERT_TRUE(pool.start({AppSpec{"slow", kApps + "slow.js", {}}}));
+  auto a = call(pool, "slow", "/?ms=300");
+  auto b = call(pool, "slow", "/?ms=300");
+  AppResponse c = call(pool, "slow", "/").get();
+  EXPECT_EQ(c.shedReason, "worker-full");
+  EXPECT_EQ(a.get().body, "done");
+  EXPECT_EQ(b.get().body, "done");
+}
+
+TEST_F(PoolTest, QueuedRequestRunsWhenRoomFrees) {
+  PoolOptions o = options(realWorker(), 1);
+  o.maxInflight = 1;
+  o.maxQueue = 1;
+  o.queueTimeout = 5s;
+  SubprocessBackend pool(o, metrics_);
+  ASSERT_TRUE(pool.start({AppSpec{"slow", kApps + "slow.js", {}}}));
+  auto first = call(pool, "slow", "/?ms=200");
+  auto queued = call(pool, "slow", "/?ms=1");
+  AppResponse over = call(pool, "slow", "/").get();  // the queue holds one
+  EXPECT_EQ(over.shedReason, "queue-full");
+  EXPECT_EQ(first.get().body, "done");
+  EXPECT_EQ(queued.get().body, "done");
+}
+
+TEST_F(PoolTest, QueuedRequestPastItsWaitIsShed) {
+  PoolOptions o = options(realWorker(), 1);
+  o.maxInflight = 1;
+  o.maxQueue = 4;
+  o.queueTimeout = 100ms;
+  SubprocessBackend pool(o, metrics_);
+  ASSERT_TRUE(pool.start({AppSpec{"slow", kApps + "slow.js", {}}}));
+  auto running = call(pool, "slow", "/?ms=1500");
+  AppResponse waited = call(pool, "slow", "/").get();
+  EXPECT_EQ(waited.failure, FailureKind::kOverloaded);
+  EXPECT_EQ(waited.shedReason, "queue-timeout");
+  EXPECT_EQ(running.get().body, "done");
+}
+
+TEST_F(PoolTest, AWorkerThatCannotStartIsAClearError) {
+  SubprocessBackend pool(options({"/nonexistent/isolane"}, 1), metrics_);
+  Status s = pool.start({AppSpec{"hello", kApps + "hello.js", {}}});
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().find("/nonexistent/isolane"), std::string::npos) << s.error();
+}
+
+TEST_F(PoolTest, AnAppThatFailsToLoadStopsTheStartNamingFileAndLine) {
+  SubprocessBackend pool(options(realWorker(), 1), metrics_);
+  Status s = pool.start({AppSpec{"broken", kApps + "syntax_error.js", {}}});
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().find("syntax_error.js:3"), std::string::npos) << s.error();
+}
+
+void expectReplacedAfterViolation(MetricsRegistry& metrics, const std::string& mode,
+                                  const std::string& expected) {
+  SubprocessBackend pool(options(fakeWorker(mode), 1), metrics);
+  ASSERT_TRUE(pool.start({AppSpec{"x", "/x.js", {}}}));
+  pid_t first = pidOf(pool, 0);
+  AppResponse r = call(pool, "x", "/").get();
+  EXPECT_EQ(r.failure, FailureKind::kWorkerCrashed) << mode;
+  EXPECT_NE(r.failureDetail.find(expected), std::string::npos) << mode << ": " << r.failureDetail;
+  ASSERT_TRUE(eventually([&] { return pidOf(pool, 0) != 0 && pidOf(pool, 0) != first; }))
+      << "the slot is refilled after " << mode;
+}
+
+TEST_F(PoolTest, MalformedFrameEndsTheWorkerAndTheMasterGoesOn) {
+  expectReplacedAfterViolation(metrics_, "garbage", "malformed frame");
+}
+
+TEST_F(PoolTest, OversizedFrameIsNamedWithItsSize) {
+  expectReplacedAfterViolation(metrics_, "oversize", "frame of 2147483647 bytes exceeds");
+}
+
+TEST_F(PoolTest, FrameForAnUnknownRequestEndsTheWorker) {
+  expectReplacedAfterViolation(metrics_, "unknown-id", "for unknown request");
+}
+
+TEST_F(PoolTest, MissedHeartbeatIsADeath) {
+  PoolOptions o = options(fakeWorker("mute"), 1);
+  o.heartbeatInterval = 20ms;
+  o.heartbeatTimeout = 100ms;
+  SubprocessBackend pool(o, metrics_);
+  ASSERT_TRUE(pool.start({AppSpec{"x", "/x.js", {}}}));
+  pid_t first = pidOf(pool, 0);
+  ASSERT_TRUE(eventually([&] { return pidOf(pool, 0) != 0 && pidOf(pool, 0) != first; }));
+  EXPECT_NE(metrics_.render().find("isolane_worker_crashes_total{slot=\"0\"}"), std::string::npos);
+}
+
+class ManualClock final : public Clock {
+ public:
+  SteadyTime now() const override { return now_.load(); }
+  void advance(std::chrono::milliseconds d) { now_.store(now_.load() + d); }
+
+ private:
+  std::atomic<SteadyTime> now_{SteadyTime{} + std::chrono::hours(1)};
+};
+
+TEST_F(PoolTest, CrashBudgetAndCooldownOnAnInjectedClock) {
+  ManualClock clock;
+  PoolOptions o = options(fakeWorker("exit"), 1);
+  o.crashBudget = {5, 60s, 60s};
+  SubprocessBackend pool(o, metrics_, clock, SubprocessBackend::Supervision::kManual);
+  ASSERT_TRUE(pool.start({AppSpec{"x", "/x.js", {}}}));  // spawns once; it exits at once
+  auto spawned = [&] {
+    std::string t = metrics_.render();
+    auto at = t.find("\nisolane_worker_spawns_total ");
+    return at == std::string::npos ? 0 : std::stoi(t.substr(at + 29));
+  };
+  auto emptyAndDead = [&] { return pool.workers()[0].state == SlotState::kEmpty; };
+  for (int crash = 1; crash <= 5; ++crash) {
+    ASSERT_TRUE(eventually(emptyAndDead)) << "crash " << crash;
+    if (crash < 5) pool.superviseOnce();  // respawns at once while the budget lasts
+  }
+  ASSERT_TRUE(eventually([&] { return pool.workers()[0].coolingDown; }));
+  EXPECT_EQ(spawned(), 5);
+  pool.superviseOnce();
+  pool.superviseOnce();
+  EXPECT_EQ(spawned(), 5) << "no respawn during the cooldown";
+  clock.advance(59s);
+  pool.superviseOnce();
+  EXPECT_EQ(spawned(), 5);
+  clock.advance(2s);
+  pool.superviseOnce();
+  EXPECT_EQ(spawned(), 6) << "respawned once the cooldown is over";
+  EXPECT_NE(metrics_.render().find("isolane_slot_cooldowns_total{slot=\"0\"} 1"),
+            std::string::npos);
+}
+
+int openDescriptors() {
+  int n = 0;
+  DIR* d = opendir("/proc/self/fd");
+  while (readdir(d)) ++n;
+  closedir(d);
+  return n;
+}
+
+int zombieChildren() {
+  int zombies = 0;
+  DIR* d = opendir("/proc");
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    std::ifstream stat(std::string("/proc/") + e->d_name + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    char state = 0;
+    int ppid = 0;
+    std::sscanf(line.c_str() + close + 2, "%c %d", &state, &ppid);
+    if (ppid == getpid() && state == 'Z') ++zombies;
+  }
+  closedir(d);
+  return zombies;
+}
+
+TEST_F(PoolTest, AThousandRespawnsLeaveNoZombiesAndNoDescriptors) {
+  int fdsBefore = openDescriptors();
+  {
+    PoolOptions o = options(fakeWorker("echo"), 1);
+    o.crashBudget = {1'000'000, 60s, 60s};
+    SubprocessBackend pool(o, metrics_);
+    ASSERT_TRUE(pool.start({AppSpec{"x", "/x.js", {}}}));
+    for (int i = 0; i < 1000; ++i) {
+      pid_t pid = 0;
+      ASSERT_TRUE(eventually([&] { return (pid = pidOf(pool, 0)) != 0; })) << "respawn " << i;
+      kill(pid, SIGKILL);
+      ASSERT_TRUE(eventually([&] { return pidOf(pool, 0) != pid; })) << "death " << i;
+    }
+    ASSERT_TRUE(eventually([&] { return pidOf(pool, 0) != 0; }));
+    EXPECT_EQ(call(pool, "x", "/").get().body, "fake");
+    EXPECT_EQ(zombieChildren(), 0);
+    pool.stop();
+  }
+  EXPECT_EQ(zombieChildren(), 0);
+  EXPECT_EQ(openDescriptors(), fdsBefore);
+}
+
+}  // namespace
+}  // namespace isolane
