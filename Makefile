@@ -3,7 +3,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: all build setup serve test format tidy bench clean
+.PHONY: all build setup serve test format tidy fuzz bench clean
 
 all: build
 
@@ -27,6 +27,14 @@ format:
 
 tidy: build
 	@git ls-files 'src/*.cc' | xargs clang-tidy -p $(BUILD) --quiet
+
+# libFuzzer on the frame reader (clang), in its own build tree. FUZZ_TIME seconds, default 60.
+FUZZ_TIME ?= 60
+fuzz: build
+	@mkdir -p $(BUILD)/fuzz/corpus
+	clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Isrc -I$(BUILD)/gen \
+	  fuzz/frame_reader_fuzz.cc src/ipc/frame_codec.cc -o $(BUILD)/fuzz/frame_reader_fuzz
+	$(BUILD)/fuzz/frame_reader_fuzz -max_total_time=$(FUZZ_TIME) $(BUILD)/fuzz/corpus
 
 clean:
 	rm -rf $(BUILD)

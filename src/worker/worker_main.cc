@@ -59,6 +59,7 @@ std::uint64_t cpuTimeMicros() {
   return us(usage.ru_utime) + us(usage.ru_stime);
 }
 
+// Head, chunks and end go out in one write: one syscall for a small response, not three.
 void sendResponse(FrameWriter& out, std::uint64_t id, const AppResponse& r, std::size_t max) {
   if (r.failure != FailureKind::kNone) {
     out.send(encodeFailure(id, r.failure, r.failureDetail, max));
@@ -69,12 +70,22 @@ void sendResponse(FrameWriter& out, std::uint64_t id, const AppResponse& r, std:
     out.send(encodeFailure(id, FailureKind::kInternal, "response head: " + head.error(), max));
     return;
   }
-  out.send(head);
+  std::string batch = std::move(head.value());
   std::string_view body(r.body);
   for (std::size_t at = 0; at < body.size(); at += kBodyChunkBytes) {
-    out.send(encodeBodyChunk(id, body.substr(at, kBodyChunkBytes), max));
+    Result<std::string> chunk = encodeBodyChunk(id, body.substr(at, kBodyChunkBytes), max);
+    if (!chunk) {  // cannot happen below the ceiling; never leave the request half-answered
+      out.send(encodeFailure(id, FailureKind::kInternal, chunk.error(), max));
+      return;
+    }
+    batch += chunk.value();
+    if (batch.size() >= kBodyChunkBytes) {
+      out.send(Result<std::string>(std::move(batch)));
+      batch.clear();
+    }
   }
-  out.send(encodeEnd(id, max));
+  batch += encodeEnd(id, max).value();
+  out.send(Result<std::string>(std::move(batch)));
 }
 
 }  // namespace
