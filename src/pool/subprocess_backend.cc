@@ -55,6 +55,7 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
                                      const Clock& clock, Supervision supervision)
     : options_(std::move(options)),
       clock_(clock),
+      manualSupervision_(supervision == Supervision::kManual),
       rejected_(metrics.counter("isolane_admission_rejected_total",
                                 "Requests shed before running, by reason", {"reason"})),
       spawns_(metrics.counter("isolane_worker_spawns_total", "Worker processes started")),
@@ -109,7 +110,7 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
     writeHeader(out, "isolane_pool_inflight", "Requests admitted and not answered", "gauge");
     writeSample(out, "isolane_pool_inflight", {}, static_cast<double>(inFlight()));
   });
-  if (supervision == Supervision::kThread) {
+  if (!manualSupervision_) {
     supervisor_ = std::thread([this] {
       pthread_setname_np(pthread_self(), "isolane-super");
       std::unique_lock<std::mutex> lock(mu_);
@@ -155,8 +156,10 @@ Status SubprocessBackend::start(const std::vector<AppSpec>& apps) {
   apps_ = apps;
   if (options_.workerCommand.empty()) return Error{"no worker command configured"};
   std::unique_lock<std::mutex> lock(mu_);
-  for (auto& slot : slots_) spawnLocked(*slot, lock);
-  if (!supervisor_.joinable()) return Status::success();  // manual supervision: tests drive it
+  for (auto& slot : slots_) {
+    if (slot->state == SlotState::kEmpty && !slot->proc) spawnLocked(*slot, lock);
+  }
+  if (manualSupervision_) return Status::success();  // tests drive supervision themselves
   auto deadline = std::chrono::steady_clock::now() + options_.spawnTimeout +
                   std::chrono::milliseconds(500);
   std::string error;
@@ -204,6 +207,8 @@ void SubprocessBackend::spawnLocked(Slot& slot, std::unique_lock<std::mutex>&) {
     wake_.notify_all();
     return;
   }
+  // Never destroy a process under mu_ (its reader thread may be waiting for mu_).
+  if (slot.proc) graveyard_.push_back(std::move(slot.proc));
   slot.proc = std::shared_ptr<WorkerProcess>(std::move(proc.value()));
   slot.state = SlotState::kStarting;
   slot.spawnDeadline = now + options_.spawnTimeout;
@@ -503,7 +508,8 @@ void SubprocessBackend::superviseOnce() {
       Slot& slot = *s;
       switch (slot.state) {
         case SlotState::kEmpty:
-          if (!stopping_ && (started_ || !supervisor_.joinable()) && now >= slot.respawnAt) {
+          // Before start() the supervisor spawns nothing: start() spawns the first workers.
+          if (!stopping_ && (started_ || manualSupervision_) && now >= slot.respawnAt) {
             spawnLocked(slot, lock);
           }
           break;

@@ -78,6 +78,7 @@ class SubprocessBackend final : public Backend {
 
   const PoolOptions options_;
   const Clock& clock_;
+  const bool manualSupervision_;
   std::vector<AppSpec> apps_;
 
   mutable std::mutex mu_;  // guards slots_, pending_, queue_, graveyard_, stopping_
