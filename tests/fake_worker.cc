@@ -46,7 +46,9 @@ int main(int argc, char** argv) {
     while (reader.next(&f, &error) == FrameReader::Next::kFrame) {
       switch (f->message_type()) {
         case wire::Message::LoadApp:
-          put(encodeAppLoaded(f->message_as_LoadApp()->name()->str(), true, "", max).value());
+          put(encodeAppLoaded(f->message_as_LoadApp()->name() ? f->message_as_LoadApp()->name()->str() : "",
+                              true, "", max)
+                  .value());
           break;
         case wire::Message::Heartbeat: {
           if (mode == "mute" && heartbeats++ > 0) break;

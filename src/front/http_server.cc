@@ -195,12 +195,40 @@ class Session : public std::enable_shared_from_this<Session> {
     ++server_.requestsInFlight;
     busy_ = true;
     auto self = shared_from_this();
-    server_.backend.submit(std::move(out), [self](AppResponse response) {
+    cancelHandle_ = server_.backend.submit(std::move(out), [self](AppResponse response) {
       asio::post(self->stream_.get_executor(), [self, r = std::move(response)]() mutable {
         --self->server_.requestsInFlight;
         self->respond(std::move(r));
       });
     });
+    probe();
+  }
+
+  // While the app works, watch the socket without reading from it: end of stream means the
+  // client went away, and the app's request.signal is aborted. Bytes mean a pipelined request is
+  // arriving: the client is alive, and they stay in the socket for readHead.
+  void probe() {
+    if (buffer_.size() > 0 || cancelHandle_ == 0) return;
+    probing_ = true;
+    stream_.socket().async_wait(tcp::socket::wait_read,
+                                [self = shared_from_this()](beast::error_code ec) {
+                                  self->onProbe(ec);
+                                });
+  }
+
+  void onProbe(beast::error_code ec) {
+    probing_ = false;
+    if (!ec && busy_) {
+      char c;
+      ssize_t n = ::recv(stream_.socket().native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+        server_.backend.cancel(cancelHandle_);
+      }
+    }
+    if (resumeAfterProbe_) {
+      resumeAfterProbe_ = false;
+      readHead(/*first=*/false);
+    }
   }
 
   void respond(AppResponse r) {
@@ -252,10 +280,17 @@ class Session : public std::enable_shared_from_this<Session> {
     auto self = shared_from_this();
     http::async_write(stream_, *res, [self, res, keep](beast::error_code ec, std::size_t) {
       self->busy_ = false;
+      self->cancelHandle_ = 0;
       if (ec || !keep || self->server_.stopping) {
         beast::error_code ignored;
         self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
         self->stream_.close();
+        return;
+      }
+      if (self->probing_) {  // one read at a time: end the watch first, then read on
+        self->resumeAfterProbe_ = true;
+        beast::error_code ignored;
+        self->stream_.socket().cancel(ignored);
         return;
       }
       self->readHead(/*first=*/false);
@@ -268,6 +303,9 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<http::request_parser<http::string_body>> parser_;
   bool keepAlive_ = false;
   bool busy_ = false;  // from dispatch until the answer is written
+  bool probing_ = false;           // a wait for readability is pending (see probe())
+  bool resumeAfterProbe_ = false;  // the answer is written; read on once the wait ends
+  std::uint64_t cancelHandle_ = 0;
   bool isHead_ = false;
   unsigned version_ = 11;
   std::string requestId_;

@@ -58,10 +58,13 @@ Result<std::string> encodeHello(std::int32_t pid, std::size_t max) {
 }
 
 Result<std::string> encodeLoadApp(const std::string& name, const std::string& module,
-                                  const HeaderList& vars, std::size_t max) {
+                                  const HeaderList& vars,
+                                  const std::vector<std::string>& fetchAllow,
+                                  const HeaderList& services, std::size_t max) {
   FlatBufferBuilder fbb(256);
   auto m = wire::CreateLoadApp(fbb, fbb.CreateString(name), fbb.CreateString(module),
-                               headers(fbb, vars));
+                               headers(fbb, vars), fbb.CreateVectorOfStrings(fetchAllow),
+                               headers(fbb, services));
   return finish(fbb, wire::Message::LoadApp, m.Union(), max);
 }
 

@@ -25,7 +25,9 @@ inline constexpr std::size_t kBodyChunkBytes = 256u << 10;
 // when it would exceed `maxFrameBytes`.
 Result<std::string> encodeHello(std::int32_t pid, std::size_t maxFrameBytes);
 Result<std::string> encodeLoadApp(const std::string& name, const std::string& module,
-                                  const HeaderList& vars, std::size_t maxFrameBytes);
+                                  const HeaderList& vars,
+                                  const std::vector<std::string>& fetchAllow,
+                                  const HeaderList& services, std::size_t maxFrameBytes);
 Result<std::string> encodeAppLoaded(const std::string& name, bool ok, const std::string& error,
                                     std::size_t maxFrameBytes);
 Result<std::string> encodeRequest(std::uint64_t id, const AppRequest& request,

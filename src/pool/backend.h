@@ -3,6 +3,7 @@
 // threads inside the server, for embedding and tests) and, with the worker-pool issue,
 // subprocess (child processes; the default there).
 
+#include <cstdint>
 #include <functional>
 #include <vector>
 
@@ -21,8 +22,13 @@ class Backend {
   virtual Status start(const std::vector<AppSpec>& apps) = 0;
 
   // Safe from any thread. `done` is called exactly once, on a thread of the backend's choosing,
-  // possibly before submit returns (a shed request is answered at once).
-  virtual void submit(AppRequest request, std::function<void(AppResponse)> done) = 0;
+  // possibly before submit returns (a shed request is answered at once). Returns a handle for
+  // cancel() (0 when there is nothing to cancel).
+  virtual std::uint64_t submit(AppRequest request, std::function<void(AppResponse)> done) = 0;
+
+  // Safe from any thread. The client went away: abort the request's signal and its pending host
+  // operations. `done` is still called. Unknown or finished handles are ignored.
+  virtual void cancel(std::uint64_t handle) = 0;
 
   // Safe from any thread. Requests still running are answered with kShuttingDown.
   virtual void stop() = 0;

@@ -21,15 +21,24 @@ Status InProcessBackend::start(const std::vector<AppSpec>& apps) {
   return Status::success();
 }
 
-void InProcessBackend::submit(AppRequest request, std::function<void(AppResponse)> done) {
-  Executor* best = nullptr;
-  for (auto& executor : executors_) {
-    if (!best || executor->pending() < best->pending()) best = executor.get();
+// A handle is the executor's index in the top 8 bits and the request's cancel key below.
+std::uint64_t InProcessBackend::submit(AppRequest request, std::function<void(AppResponse)> done) {
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < executors_.size(); ++i) {
+    if (executors_[i]->pending() < executors_[best]->pending()) best = i;
   }
-  RequestJob job{std::move(request), std::move(done)};
-  if (!best || !best->submit(job)) {
-    job.done(AppResponse::failed(FailureKind::kOverloaded, "the executor queue is full"));
+  std::uint64_t key = nextKey_++ & ((1ull << 56) - 1);
+  RequestJob job{std::move(request), std::move(done), key};
+  if (executors_.empty() || !executors_[best]->submit(job)) {
+    job.done(AppResponse::shed("queue-full", "the executor queue is full"));
+    return 0;
   }
+  return (static_cast<std::uint64_t>(best) << 56) | key;
+}
+
+void InProcessBackend::cancel(std::uint64_t handle) {
+  std::size_t index = handle >> 56;
+  if (handle && index < executors_.size()) executors_[index]->cancel(handle & ((1ull << 56) - 1));
 }
 
 void InProcessBackend::stop() {

@@ -22,13 +22,15 @@ class InProcessBackend final : public Backend {
   ~InProcessBackend() override;
 
   Status start(const std::vector<AppSpec>& apps) override;
-  void submit(AppRequest request, std::function<void(AppResponse)> done) override;
+  std::uint64_t submit(AppRequest request, std::function<void(AppResponse)> done) override;
+  void cancel(std::uint64_t handle) override;
   void stop() override;
   std::size_t inFlight() const override;
   bool ready() const override { return true; }
 
  private:
   std::vector<std::unique_ptr<Executor>> executors_;
+  std::atomic<std::uint64_t> nextKey_{1};
 };
 
 }  // namespace isolane

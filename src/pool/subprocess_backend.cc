@@ -219,7 +219,8 @@ void SubprocessBackend::spawnLocked(Slot& slot, std::unique_lock<std::mutex>&) {
   spawns_.with({}).inc();
   if (slot.everReady) respawns_.with({}).inc();
   for (const AppSpec& app : apps_) {
-    auto frame = encodeLoadApp(app.name, app.modulePath, app.vars, options_.maxFrameBytes);
+    auto frame = encodeLoadApp(app.name, app.modulePath, app.vars, app.fetchAllow, app.services,
+                               options_.maxFrameBytes);
     if (frame) (void)slot.proc->send(frame.value());
   }
   // The first heartbeat is answered only after the loads before it: ready means loaded.
@@ -236,12 +237,27 @@ void SubprocessBackend::killLocked(Slot& slot, const std::string& reason) {
   if (slot.proc) slot.proc->kill(SIGKILL);
 }
 
-void SubprocessBackend::submit(AppRequest request, std::function<void(AppResponse)> done) {
-  route(std::move(request), std::move(done), clock_.now());
+std::uint64_t SubprocessBackend::submit(AppRequest request,
+                                        std::function<void(AppResponse)> done) {
+  return route(std::move(request), std::move(done), clock_.now());
 }
 
-void SubprocessBackend::route(AppRequest request, std::function<void(AppResponse)> done,
-                              SteadyTime arrived) {
+void SubprocessBackend::cancel(std::uint64_t handle) {
+  std::shared_ptr<WorkerProcess> proc;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = pending_.find(handle);
+    if (it == pending_.end()) return;  // answered already, or still queued (then it just runs)
+    Slot& slot = *slots_[static_cast<std::size_t>(it->second.slot)];
+    if (slot.generation != it->second.generation || !slot.proc) return;
+    proc = slot.proc;
+  }
+  auto frame = encodeCancel(handle, options_.maxFrameBytes);
+  if (frame) (void)proc->send(frame.value());
+}
+
+std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(AppResponse)> done,
+                                       SteadyTime arrived) {
   // Admission first, before any serialization: over the global cap the answer is immediate.
   bool admitted = tryAdmit();
   std::unique_lock<std::mutex> lock(mu_);
@@ -249,7 +265,7 @@ void SubprocessBackend::route(AppRequest request, std::function<void(AppResponse
     lock.unlock();
     if (admitted) release();
     done(AppResponse::failed(FailureKind::kShuttingDown, "the pool is shutting down"));
-    return;
+    return 0;
   }
   Slot* slot = admitted ? pickLocked(request.app) : nullptr;
   if (!slot) {
@@ -260,13 +276,13 @@ void SubprocessBackend::route(AppRequest request, std::function<void(AppResponse
       queue_.push_back(Queued{std::move(request), std::move(done), arrived});
       lock.unlock();
       if (admitted) release();
-      return;
+      return 0;
     }
     lock.unlock();
     if (admitted) release();
     rejected_.with({reason}).inc();
     done(AppResponse::shed(reason, "shed: " + reason));
-    return;
+    return 0;
   }
   std::uint64_t id = nextId_++;
   ++slot->inFlight;
@@ -279,10 +295,11 @@ void SubprocessBackend::route(AppRequest request, std::function<void(AppResponse
   Result<std::string> frame = encodeRequest(id, request, 0, options_.maxFrameBytes);
   if (!frame) {
     finish(id, AppResponse::failed(FailureKind::kInternal, "request frame: " + frame.error()));
-    return;
+    return 0;
   }
   // A failed send means the worker is dying; its death answers this request.
   (void)proc->send(frame.value());
+  return id;
 }
 
 void SubprocessBackend::drainQueue() {

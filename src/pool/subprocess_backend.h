@@ -47,7 +47,8 @@ class SubprocessBackend final : public Backend {
   ~SubprocessBackend() override;
 
   Status start(const std::vector<AppSpec>& apps) override;
-  void submit(AppRequest request, std::function<void(AppResponse)> done) override;
+  std::uint64_t submit(AppRequest request, std::function<void(AppResponse)> done) override;
+  void cancel(std::uint64_t handle) override;
   void stop() override;
   std::size_t inFlight() const override;
   bool ready() const override { return readyWorkers() > 0; }
@@ -70,7 +71,8 @@ class SubprocessBackend final : public Backend {
   void killLocked(Slot& slot, const std::string& reason);
   Slot* pickLocked(const std::string& app);
   // Dispatches to a worker or queues or sheds; mu_ must not be held.
-  void route(AppRequest request, std::function<void(AppResponse)> done, SteadyTime arrived);
+  // Returns the pending id (the cancel handle), 0 when shed or queued.
+  std::uint64_t route(AppRequest request, std::function<void(AppResponse)> done, SteadyTime arrived);
   void drainQueue();
   void finish(std::uint64_t id, AppResponse response);
   bool tryAdmit();

@@ -13,6 +13,7 @@
 namespace isolane {
 
 class ModuleGraph;
+class HostOps;
 struct ContextState;
 
 // The executor's timer queue, as native timer functions see it.
@@ -38,6 +39,7 @@ struct ContextState {
 
   std::string appName;
   TimerHost* timers = nullptr;
+  HostOps* ops = nullptr;
   LogSink* log = nullptr;
   ModuleGraph* modules = nullptr;
 

@@ -197,10 +197,35 @@ Result<ServerConfig> parseConfig(const std::string& text, const std::string& bas
         app.vars.emplace_back(std::string(key.str()), *s);
       }
     }
+    if (const toml::array* allow = (*t)["fetch_allow"].as_array()) {
+      for (const auto& entry : *allow) {
+        auto s = entry.value<std::string>();
+        if (!s) return Error{where + " (" + app.name + "): fetch_allow holds strings"};
+        app.fetchAllow.push_back(*s);
+      }
+    }
+    if (const toml::table* services = (*t)["services"].as_table()) {
+      for (const auto& [key, value] : *services) {
+        auto s = value.value<std::string>();
+        if (!s) return Error{where + " (" + app.name + "): services." + std::string(key.str()) +
+                             " must name an app"};
+        app.services.emplace_back(std::string(key.str()), *s);
+      }
+    }
     for (const AppConfig& other : config.apps) {
       if (other.name == app.name) return Error{where + ": duplicate app name '" + app.name + "'"};
     }
     config.apps.push_back(std::move(app));
+  }
+  for (const AppConfig& app : config.apps) {
+    for (const auto& [binding, target] : app.services) {
+      bool found = false;
+      for (const AppConfig& other : config.apps) found |= other.name == target;
+      if (!found) {
+        return Error{sourceName + ": app '" + app.name + "' binds " + binding +
+                     " to an app named '" + target + "', which is not configured"};
+      }
+    }
   }
   return config;
 }

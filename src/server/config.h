@@ -20,6 +20,8 @@ struct AppConfig {
   std::string host;         // optional host to match
   bool stripPrefix = true;
   std::vector<std::pair<std::string, std::string>> vars;
+  std::vector<std::string> fetchAllow;                        // beyond public addresses
+  std::vector<std::pair<std::string, std::string>> services;  // env name -> app name
 };
 
 struct ServerConfig {

@@ -54,7 +54,10 @@ Status Server::start() {
   std::vector<AppSpec> specs;
   std::vector<Mount> mounts;
   for (const AppConfig& app : config_.apps) {
-    specs.push_back(AppSpec{app.name, app.module, app.vars});
+    AppSpec spec{app.name, app.module, app.vars};
+    spec.fetchAllow = app.fetchAllow;
+    spec.services = app.services;
+    specs.push_back(std::move(spec));
     mounts.push_back(Mount{app.name, app.route, app.host, app.stripPrefix});
   }
   if (Status s = backend_->start(specs); !s) return s;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "runtime/context_state.h"
+#include "runtime/host_ops.h"
 #include "runtime/js_errors.h"
 #include "web/utf8.h"
 
@@ -243,6 +244,94 @@ void structuredClone(const Args& args) {
   args.GetReturnValue().Set(result);
 }
 
+// {method, url, headers: [[name, value]...], body: Uint8Array|null, timeoutMs} -> AppRequest.
+// Returns false (with a TypeError thrown) when the shape is wrong; only our runtime calls this.
+bool readOutbound(v8::Isolate* isolate, v8::Local<v8::Value> value, AppRequest* out,
+                  double* timeoutMs) {
+  v8::Local<v8::Context> context = isolate->GetCurrentContext();
+  if (!value->IsObject()) {
+    throwType(isolate, "request init must be an object");
+    return false;
+  }
+  auto init = value.As<v8::Object>();
+  auto get = [&](const char* key) {
+    v8::Local<v8::Value> v;
+    return init->Get(context, newString(isolate, key)).ToLocal(&v) ? v
+                                                                  : v8::Local<v8::Value>();
+  };
+  auto str = [&](v8::Local<v8::Value> v) {
+    v8::String::Utf8Value s(isolate, v);
+    return *s ? std::string(*s, s.length()) : std::string();
+  };
+  v8::Local<v8::Value> method = get("method"), url = get("url"), headers = get("headers"),
+                       body = get("body"), timeout = get("timeoutMs");
+  if (method.IsEmpty() || url.IsEmpty() || !method->IsString() || !url->IsString()) {
+    throwType(isolate, "request init needs string method and url");
+    return false;
+  }
+  out->method = str(method);
+  out->url = str(url);
+  if (!headers.IsEmpty() && headers->IsArray()) {
+    auto list = headers.As<v8::Array>();
+    for (std::uint32_t i = 0; i < list->Length(); ++i) {
+      v8::Local<v8::Value> pair;
+      if (!list->Get(context, i).ToLocal(&pair) || !pair->IsArray()) continue;
+      v8::Local<v8::Value> name, val;
+      if (!pair.As<v8::Array>()->Get(context, 0).ToLocal(&name) ||
+          !pair.As<v8::Array>()->Get(context, 1).ToLocal(&val)) {
+        continue;
+      }
+      out->headers.emplace_back(str(name), str(val));
+    }
+  }
+  std::uint8_t* data = nullptr;
+  std::size_t size = 0;
+  if (!body.IsEmpty() && viewBytes(body, &data, &size) && size) {
+    out->body.assign(reinterpret_cast<const char*>(data), size);
+  }
+  *timeoutMs = !timeout.IsEmpty() && timeout->IsNumber() ? timeout.As<v8::Number>()->Value() : 0;
+  return true;
+}
+
+void fetchStart(const Args& args) {
+  ContextState& state = stateOf(args);
+  AppRequest request;
+  double timeoutMs = 0;
+  if (!readOutbound(args.GetIsolate(), args[0], &request, &timeoutMs)) return;
+  if (!args[1]->IsObject()) return throwType(args.GetIsolate(), "callbacks must be an object");
+  auto timeout = std::chrono::milliseconds(
+      timeoutMs >= 1 && timeoutMs < 86'400'000 ? static_cast<std::int64_t>(timeoutMs) : 0);
+  std::uint64_t op = state.ops->fetchStart(state, std::move(request), timeout,
+                                           args[1].As<v8::Object>());
+  args.GetReturnValue().Set(static_cast<double>(op));
+}
+
+std::uint64_t opArg(const Args& args) {
+  double v = args[0]->IsNumber() ? args[0].As<v8::Number>()->Value() : 0;
+  return v >= 1 ? static_cast<std::uint64_t>(v) : 0;
+}
+
+void fetchPull(const Args& args) {
+  ContextState& state = stateOf(args);
+  if (std::uint64_t op = opArg(args)) state.ops->fetchPull(state, op);
+}
+
+void fetchAbort(const Args& args) {
+  ContextState& state = stateOf(args);
+  if (std::uint64_t op = opArg(args)) state.ops->fetchAbort(state, op);
+}
+
+void serviceFetch(const Args& args) {
+  ContextState& state = stateOf(args);
+  AppRequest request;
+  double timeoutMs = 0;
+  if (!args[0]->IsString()) return throwType(args.GetIsolate(), "service name must be a string");
+  if (!readOutbound(args.GetIsolate(), args[1], &request, &timeoutMs)) return;
+  if (!args[2]->IsObject()) return throwType(args.GetIsolate(), "callbacks must be an object");
+  request.app = utf8Arg(args, 0);
+  state.ops->serviceFetch(state, std::move(request), args[2].As<v8::Object>());
+}
+
 }  // namespace
 
 v8::Local<v8::Object> makeHostObject(JsScope& js) {
@@ -269,6 +358,10 @@ v8::Local<v8::Object> makeHostObject(JsScope& js) {
   add("randomUUID", randomUUID);
   add("digest", digest);
   add("structuredClone", structuredClone);
+  add("fetchStart", fetchStart);
+  add("fetchPull", fetchPull);
+  add("fetchAbort", fetchAbort);
+  add("serviceFetch", serviceFetch);
   ContextState* state = ContextState::from(context);
   std::ignore = host->Set(context, js.str("timeOrigin"), v8::Number::New(isolate, state->timeOriginMs));
   return host;

@@ -46,6 +46,7 @@ bool createWebContext(IsolateOwner& owner, ContextState& state, WebContext* out,
     return false;
   }
   out->dispatch.Reset(isolate, dispatch.As<v8::Function>());
+  out->host.Reset(isolate, host);
   if (state.testHooks) {
     std::ignore = context->Global()->Set(context, js.str("__dispatch"), dispatch);
   }

@@ -15,6 +15,7 @@ namespace isolane {
 struct WebContext {
   v8::Global<v8::Context> context;
   v8::Global<v8::Function> dispatch;  // host.dispatch(handler, init, env) -> Promise
+  v8::Global<v8::Object> host;        // the runtime's host object (host.createEnv, ...)
 };
 
 // Creates the context on the calling (owning) thread. `state` must outlive the context.

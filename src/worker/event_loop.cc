@@ -25,16 +25,19 @@ std::string valueString(JsScope& js, v8::Local<v8::Value> v) { return toUtf8(js,
 
 }  // namespace
 
-EventLoop::EventLoop(const EventLoopOptions& options, const Clock& clock, LogSink& log)
+EventLoop::EventLoop(const EventLoopOptions& options, const Clock& clock, LogSink& log,
+                     Doorbell& wake)
     : options_(options),
       clock_(clock),
       log_(log),
       owner_(options.limits),
-      watchdog_([this] { owner_.terminate(); }) {}
+      watchdog_([this] { owner_.terminate(); }),
+      fetch_(wake, options.fetch) {}
 
 EventLoop::~EventLoop() {
   failAll(FailureKind::kShuttingDown, "executor stopped");
   // Globals must be reset before the isolate is disposed.
+  hostOps_.clear();
   timers_.clear();
   apps_.clear();
 }
@@ -92,6 +95,7 @@ Status EventLoop::loadApp(const AppSpec& spec) {
   app->spec = spec;
   app->state.appName = spec.name;
   app->state.timers = this;
+  app->state.ops = this;
   app->state.log = &log_;
   app->state.modules = &app->modules;
   app->state.testHooks = spec.testHooks;
@@ -117,11 +121,34 @@ Status EventLoop::loadApp(const AppSpec& spec) {
       return;
     }
     app->handler.Reset(js.isolate(), handler.As<v8::Object>());
-    v8::Local<v8::Object> env = v8::Object::New(js.isolate());
+    v8::Local<v8::Object> vars = v8::Object::New(js.isolate());
     for (const auto& [key, value] : spec.vars) {
-      std::ignore = env->Set(js.context(), js.str(key), js.str(value));
+      std::ignore = vars->Set(js.context(), js.str(key), js.str(value));
     }
-    app->env.Reset(js.isolate(), env);
+    v8::Local<v8::Array> services = v8::Array::New(js.isolate());
+    for (std::size_t i = 0; i < spec.services.size(); ++i) {
+      v8::Local<v8::Value> pair[] = {js.str(spec.services[i].first),
+                                     js.str(spec.services[i].second)};
+      std::ignore = services->Set(js.context(), static_cast<std::uint32_t>(i),
+                                  v8::Array::New(js.isolate(), pair, 2));
+    }
+    // The runtime builds env: the vars, and a binding object per service.
+    v8::Local<v8::Value> createEnv;
+    v8::Local<v8::Value> env = vars;
+    if (app->web.host.Get(js.isolate())->Get(js.context(), js.str("createEnv")).ToLocal(&createEnv) &&
+        createEnv->IsFunction()) {
+      v8::Local<v8::Value> argv[] = {vars, services};
+      if (!createEnv.As<v8::Function>()->Call(js.context(), v8::Undefined(js.isolate()), 2, argv)
+               .ToLocal(&env) ||
+          !env->IsObject()) {
+        error = spec.modulePath + ": the runtime could not build env";
+        return;
+      }
+    } else if (!spec.services.empty()) {
+      error = spec.modulePath + ": service bindings need a runtime with host.createEnv";
+      return;
+    }
+    app->env.Reset(js.isolate(), env.As<v8::Object>());
     loaded = true;
   });
   if (!loaded) {
@@ -151,7 +178,8 @@ void EventLoop::startRequest(RequestJob job) {
   App& app = *found->second;
   std::uint64_t id = nextRequest_++;
   SteadyTime deadline = clock_.now() + options_.wallTimeout;
-  requests_.emplace(id, Request{id, std::move(job), &app, deadline, {}});
+  if (job.cancelKey) byCancelKey_[job.cancelKey] = id;
+  requests_.emplace(id, Request{id, std::move(job), &app, deadline, {}, false, {}, 0});
   deadlines_.emplace(deadline, id);
 
   turn(app, id, [&](JsScope& js, v8::TryCatch& tryCatch) {
@@ -189,6 +217,11 @@ void EventLoop::startRequest(RequestJob job) {
     if (!result->IsPromise()) {
       fail(id, FailureKind::kInternal, "dispatch did not return a promise");
       return;
+    }
+    // The runtime left init.abort: how we abort request.signal when the client goes away.
+    v8::Local<v8::Value> abort;
+    if (init->Get(context, js.str("abort")).ToLocal(&abort) && abort->IsFunction()) {
+      requests_.at(id).abort.Reset(isolate, abort.As<v8::Function>());
     }
     // The callbacks carry [this loop, request id]; a request that already ended is ignored.
     auto makeCallback = [&](bool fulfilled) {
@@ -257,21 +290,79 @@ void EventLoop::onSettled(std::uint64_t id, bool fulfilled, v8::Local<v8::Value>
     response.body.resize(view->ByteLength());
     view->CopyContents(response.body.data(), response.body.size());
   }
-  finish(id, std::move(response));
+  v8::Local<v8::Value> waitUntil = get(parts, 4);
+  if (!waitUntil->IsPromise() ||
+      waitUntil.As<v8::Promise>()->State() != v8::Promise::kPending) {
+    finish(id, std::move(response));
+    return;
+  }
+  // ctx.waitUntil work: the answer goes out now, the request lives until the work settles.
+  respond(id, std::move(response));
+  v8::Local<v8::Value> data[] = {v8::External::New(js.isolate(), this),
+                                 v8::Number::New(js.isolate(), static_cast<double>(id))};
+  v8::Local<v8::Function> settled =
+      v8::Function::New(context, &EventLoop::waitUntilSettled, v8::Array::New(js.isolate(), data, 2),
+                        0, v8::ConstructorBehavior::kThrow)
+          .ToLocalChecked();
+  std::ignore = waitUntil.As<v8::Promise>()->Then(context, settled, settled);
+}
+
+void EventLoop::waitUntilSettled(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  v8::Local<v8::Context> context = info.GetIsolate()->GetCurrentContext();
+  auto data = info.Data().As<v8::Array>();
+  auto* self = static_cast<EventLoop*>(
+      data->Get(context, 0).ToLocalChecked().As<v8::External>()->Value());
+  auto id = static_cast<std::uint64_t>(
+      data->Get(context, 1).ToLocalChecked().As<v8::Number>()->Value());
+  self->finalize(id);
 }
 
 void EventLoop::finish(std::uint64_t id, AppResponse response) {
+  respond(id, std::move(response));
+  finalize(id);
+}
+
+void EventLoop::respond(std::uint64_t id, AppResponse response) {
+  auto it = requests_.find(id);
+  if (it == requests_.end() || it->second.responded) return;
+  it->second.responded = true;
+  auto done = std::move(it->second.job.done);
+  done(std::move(response));
+}
+
+void EventLoop::finalize(std::uint64_t id) {
   auto node = requests_.extract(id);
   if (node.empty()) return;
   Request& req = node.mapped();
   deadlines_.erase({req.deadline, id});
+  if (req.job.cancelKey) byCancelKey_.erase(req.job.cancelKey);
   cancelTimersOf(id);
-  req.job.done(std::move(response));
+  if (req.hostOps) {
+    for (auto it = hostOps_.begin(); it != hostOps_.end();) {
+      if (it->second.request == id) {
+        if (!it->second.service) fetch_.abort(it->first);
+        it = hostOps_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  if (!req.responded && req.job.done) {
+    req.job.done(AppResponse::failed(FailureKind::kInternal, "request ended without an answer"));
+  }
 }
 
 void EventLoop::fail(std::uint64_t id, FailureKind kind, const std::string& detail) {
   auto it = requests_.find(id);
   if (it == requests_.end()) return;
+  if (it->second.responded) {
+    // Only waitUntil work was left; the client has its answer.
+    logEvent(Level::kWarn, "waitUntil work ended early",
+             {{"app", it->second.job.request.app}, {"request", it->second.job.request.requestId},
+              {"code", failureCode(kind)}, {"error", detail}});
+    finalize(id);
+    return;
+  }
   const AppRequest& req = it->second.job.request;
   logEvent(Level::kError, "request failed",
            {{"app", req.app}, {"request", req.requestId}, {"method", req.method}, {"url", req.url},
@@ -290,9 +381,201 @@ void EventLoop::expireDeadlines() {
   SteadyTime now = clock_.now();
   while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
     std::uint64_t id = deadlines_.begin()->second;
-    deadlines_.erase(deadlines_.begin());
+    deadlines_.erase(deadlines_.begin());  // before fail(): the entry must go even if the request did
     fail(id, FailureKind::kTimeout,
          "no response within " + std::to_string(options_.wallTimeout.count()) + " ms");
+  }
+}
+
+void EventLoop::cancelRequest(std::uint64_t cancelKey) {
+  auto key = byCancelKey_.find(cancelKey);
+  if (key == byCancelKey_.end()) return;
+  std::uint64_t id = key->second;
+  auto it = requests_.find(id);
+  if (it == requests_.end() || it->second.responded) return;
+  logEvent(Level::kInfo, "client went away; aborting the request",
+           {{"app", it->second.job.request.app}, {"request", it->second.job.request.requestId}});
+  // Its pending fetches are aborted: their callbacks see "aborted".
+  for (auto& [op, hostOp] : hostOps_) {
+    if (hostOp.request == id && !hostOp.service) fetch_.abort(op);
+  }
+  if (!it->second.abort.IsEmpty()) {
+    App& app = *it->second.app;
+    turn(app, id, [&](JsScope& js, v8::TryCatch&) {
+      auto r = requests_.find(id);
+      if (r == requests_.end()) return;
+      v8::Local<v8::Function> abort = r->second.abort.Get(js.isolate());
+      r->second.abort.Reset();
+      std::ignore = abort->Call(js.context(), v8::Undefined(js.isolate()), 0, nullptr);
+    });
+  }
+}
+
+std::uint64_t EventLoop::registerOp(ContextState& state, v8::Local<v8::Object> callbacks,
+                                    bool service, std::uint64_t id) {
+  App* app = appByState_.at(&state);
+  std::uint64_t request = state.currentRequest;
+  hostOps_.emplace(id, HostOp{app, request,
+                              v8::Global<v8::Object>(owner_.isolate(), callbacks), service});
+  if (auto it = requests_.find(request); it != requests_.end()) ++it->second.hostOps;
+  return id;
+}
+
+std::uint64_t EventLoop::fetchStart(ContextState& state, AppRequest request,
+                                    std::chrono::milliseconds timeout,
+                                    v8::Local<v8::Object> callbacks) {
+  App* app = appByState_.at(&state);
+  if (auto it = requests_.find(state.currentRequest);
+      it != requests_.end() && it->second.hostOps >= options_.maxHostOpsPerRequest) {
+    v8::Isolate* isolate = owner_.isolate();
+    isolate->ThrowException(v8::Exception::RangeError(
+        v8::String::NewFromUtf8(isolate, "too many fetches in flight for one request")
+            .ToLocalChecked()));
+    return 0;
+  }
+  FetchInit init;
+  init.method = std::move(request.method);
+  init.url = std::move(request.url);
+  init.headers = std::move(request.headers);
+  init.body = std::move(request.body);
+  if (timeout.count() > 0) init.timeout = timeout;
+  init.policy = FetchPolicy(app->spec.fetchAllow);
+  std::uint64_t id = fetch_.start(std::move(init));
+  return registerOp(state, callbacks, false, id);
+}
+
+void EventLoop::fetchPull(ContextState& state, std::uint64_t op) {
+  auto it = hostOps_.find(op);
+  if (it != hostOps_.end() && &it->second.app->state == &state && !it->second.service) {
+    fetch_.pull(op);
+  }
+}
+
+void EventLoop::fetchAbort(ContextState& state, std::uint64_t op) {
+  auto it = hostOps_.find(op);
+  if (it != hostOps_.end() && &it->second.app->state == &state && !it->second.service) {
+    fetch_.abort(op);
+  }
+}
+
+void EventLoop::serviceFetch(ContextState& state, AppRequest request,
+                             v8::Local<v8::Object> callbacks) {
+  std::uint64_t op = registerOp(state, callbacks, true, nextServiceOp_++);
+  if (!apps_.count(request.app)) {
+    serviceResults_.push_back(ServiceResult{
+        op, AppResponse::failed(FailureKind::kUnknownApp, "no app named '" + request.app + "'")});
+    return;
+  }
+  request.requestId = state.currentRequestId.empty() ? "service" : state.currentRequestId;
+  // Started after this turn: a turn never nests inside another.
+  deferredJobs_.push_back(RequestJob{std::move(request), [this, op](AppResponse r) {
+                                       serviceResults_.push_back(ServiceResult{op, std::move(r)});
+                                     },
+                                     0});
+}
+
+void EventLoop::callBack(std::uint64_t op, const char* method, int argc,
+                         v8::Local<v8::Value>* argv, bool last) {
+  auto it = hostOps_.find(op);
+  if (it == hostOps_.end()) return;
+  HostOp& hostOp = it->second;
+  v8::Isolate* isolate = owner_.isolate();
+  v8::Local<v8::Object> callbacks = hostOp.callbacks.Get(isolate);
+  v8::Local<v8::Value> fn;
+  v8::Local<v8::Context> context = isolate->GetCurrentContext();
+  if (callbacks->Get(context, v8::String::NewFromUtf8(isolate, method).ToLocalChecked())
+          .ToLocal(&fn) &&
+      fn->IsFunction()) {
+    std::ignore = fn.As<v8::Function>()->Call(context, callbacks, argc, argv);
+  }
+  if (last) {
+    if (auto r = requests_.find(hostOp.request); r != requests_.end() && r->second.hostOps) {
+      --r->second.hostOps;
+    }
+    hostOps_.erase(op);
+  }
+}
+
+void EventLoop::runHostEvents() {
+  while (!deferredJobs_.empty()) {
+    RequestJob job = std::move(deferredJobs_.front());
+    deferredJobs_.pop_front();
+    startRequest(std::move(job));
+  }
+  fetch_.drainInto(fetchEvents_);
+  while (!fetchEvents_.empty()) {
+    FetchEvent event = std::move(fetchEvents_.front());
+    fetchEvents_.pop_front();
+    auto it = hostOps_.find(event.op);
+    if (it == hostOps_.end()) continue;  // its request ended
+    App& app = *it->second.app;
+    turn(app, it->second.request, [&](JsScope& js, v8::TryCatch&) {
+      v8::Isolate* isolate = js.isolate();
+      switch (event.kind) {
+        case FetchEvent::Kind::kHead: {
+          v8::Local<v8::Array> headers =
+              v8::Array::New(isolate, static_cast<int>(event.headers.size()));
+          for (std::size_t i = 0; i < event.headers.size(); ++i) {
+            v8::Local<v8::Value> pair[] = {js.str(event.headers[i].first),
+                                           js.str(event.headers[i].second)};
+            std::ignore = headers->Set(js.context(), static_cast<std::uint32_t>(i),
+                                       v8::Array::New(isolate, pair, 2));
+          }
+          v8::Local<v8::Value> argv[] = {v8::Integer::New(isolate, event.status),
+                                         js.str(event.statusText), headers};
+          callBack(event.op, "onHead", 3, argv, false);
+          break;
+        }
+        case FetchEvent::Kind::kChunk: {
+          auto buffer = v8::ArrayBuffer::New(isolate, event.data.size());
+          std::memcpy(buffer->Data(), event.data.data(), event.data.size());
+          v8::Local<v8::Value> argv[] = {v8::Uint8Array::New(buffer, 0, event.data.size())};
+          callBack(event.op, "onChunk", 1, argv, false);
+          break;
+        }
+        case FetchEvent::Kind::kEnd:
+          callBack(event.op, "onEnd", 0, nullptr, true);
+          break;
+        case FetchEvent::Kind::kError: {
+          if (event.errorKind == "policy") {
+            logEvent(Level::kWarn, "fetch refused by policy",
+                     {{"app", app.spec.name}, {"request", app.state.currentRequestId},
+                      {"reason", event.data}});
+          }
+          v8::Local<v8::Value> argv[] = {js.str(event.data), js.str(event.errorKind)};
+          callBack(event.op, "onError", 2, argv, true);
+          break;
+        }
+      }
+    });
+  }
+  while (!serviceResults_.empty()) {
+    ServiceResult result = std::move(serviceResults_.front());
+    serviceResults_.pop_front();
+    auto it = hostOps_.find(result.op);
+    if (it == hostOps_.end()) continue;
+    App& app = *it->second.app;
+    turn(app, it->second.request, [&](JsScope& js, v8::TryCatch&) {
+      v8::Isolate* isolate = js.isolate();
+      const AppResponse& r = result.response;
+      if (r.failure != FailureKind::kNone) {
+        v8::Local<v8::Value> argv[] = {
+            js.str(std::string(failureCode(r.failure)) + ": " + r.failureDetail)};
+        callBack(result.op, "onError", 1, argv, true);
+        return;
+      }
+      v8::Local<v8::Array> headers = v8::Array::New(isolate, static_cast<int>(r.headers.size()));
+      for (std::size_t i = 0; i < r.headers.size(); ++i) {
+        v8::Local<v8::Value> pair[] = {js.str(r.headers[i].first), js.str(r.headers[i].second)};
+        std::ignore = headers->Set(js.context(), static_cast<std::uint32_t>(i),
+                                   v8::Array::New(isolate, pair, 2));
+      }
+      auto buffer = v8::ArrayBuffer::New(isolate, r.body.size());
+      if (!r.body.empty()) std::memcpy(buffer->Data(), r.body.data(), r.body.size());
+      v8::Local<v8::Value> argv[] = {v8::Integer::New(isolate, r.status), js.str(r.statusText),
+                                     headers, v8::Uint8Array::New(buffer, 0, r.body.size())};
+      callBack(result.op, "onResponse", 4, argv, true);
+    });
   }
 }
 

@@ -12,18 +12,22 @@
 #include <memory>
 #include <optional>
 #include <queue>
+#include <deque>
 #include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "runtime/context_state.h"
+#include "runtime/host_ops.h"
 #include "runtime/isolate_owner.h"
 #include "runtime/module_graph.h"
 #include "util/clock.h"
 #include "util/result.h"
 #include "web/web_context.h"
+#include "util/doorbell.h"
 #include "worker/app_spec.h"
+#include "worker/fetch_client.h"
 #include "worker/request_job.h"
 #include "worker/watchdog.h"
 
@@ -34,11 +38,14 @@ struct EventLoopOptions {
   std::chrono::milliseconds cpuLimit{30'000};     // CPU time a request's JavaScript may use
   std::chrono::milliseconds wallTimeout{60'000};  // from start to answer
   std::size_t maxTimersPerApp = 10'000;
+  std::size_t maxHostOpsPerRequest = 1'000;  // fetches and service calls in flight
+  FetchClientOptions fetch;
 };
 
-class EventLoop final : public TimerHost {
+class EventLoop final : public TimerHost, public HostOps {
  public:
-  EventLoop(const EventLoopOptions& options, const Clock& clock, LogSink& log);
+  // `wake` is the executor's doorbell: the fetch reactor rings it when it has news.
+  EventLoop(const EventLoopOptions& options, const Clock& clock, LogSink& log, Doorbell& wake);
   ~EventLoop() override;
   EventLoop(const EventLoop&) = delete;
   EventLoop& operator=(const EventLoop&) = delete;
@@ -48,6 +55,14 @@ class EventLoop final : public TimerHost {
   bool hasApp(const std::string& name) const { return apps_.count(name) != 0; }
 
   void startRequest(RequestJob job);
+  // The client of the request submitted with `cancelKey` went away: abort its signal and its
+  // pending host operations. It runs on until it settles; its answer is then dropped upstream.
+  void cancelRequest(std::uint64_t cancelKey);
+  // Delivers completed host operations (fetch events, service responses) and starts service
+  // calls made during the last turns.
+  void runHostEvents();
+  // True when runHostEvents has something to do without waiting.
+  bool hostEventsPending() const { return !deferredJobs_.empty() || !serviceResults_.empty(); }
   void runDueTimers();
   void expireDeadlines();
   // When the loop next has something to do by itself (a timer, a deadline).
@@ -62,6 +77,15 @@ class EventLoop final : public TimerHost {
   std::uint32_t setTimer(ContextState& state, v8::Local<v8::Function> fn, double delayMs,
                          bool repeat) override;
   void clearTimer(ContextState& state, std::uint32_t id) override;
+
+  // HostOps
+  std::uint64_t fetchStart(ContextState& state, AppRequest request,
+                           std::chrono::milliseconds timeout,
+                           v8::Local<v8::Object> callbacks) override;
+  void fetchPull(ContextState& state, std::uint64_t op) override;
+  void fetchAbort(ContextState& state, std::uint64_t op) override;
+  void serviceFetch(ContextState& state, AppRequest request,
+                    v8::Local<v8::Object> callbacks) override;
 
  private:
   struct App {
@@ -79,6 +103,19 @@ class EventLoop final : public TimerHost {
     App* app;
     SteadyTime deadline;
     std::chrono::nanoseconds cpuUsed{0};
+    bool responded = false;          // the answer went out; waitUntil work may still run
+    v8::Global<v8::Function> abort;  // init.abort, set by the runtime's dispatch
+    std::size_t hostOps = 0;
+  };
+  struct HostOp {
+    App* app;
+    std::uint64_t request;
+    v8::Global<v8::Object> callbacks;
+    bool service;
+  };
+  struct ServiceResult {
+    std::uint64_t op;
+    AppResponse response;
   };
   struct Timer {
     App* app;
@@ -101,6 +138,15 @@ class EventLoop final : public TimerHost {
   template <typename Body>
   void turn(App& app, std::uint64_t requestId, Body&& body);
   void finish(std::uint64_t id, AppResponse response);
+  // Sends the answer once; the request stays while waitUntil work runs.
+  void respond(std::uint64_t id, AppResponse response);
+  // Forgets the request: cancels its timers and host operations.
+  void finalize(std::uint64_t id);
+  std::uint64_t registerOp(ContextState& state, v8::Local<v8::Object> callbacks, bool service,
+                           std::uint64_t id);
+  void callBack(std::uint64_t op, const char* method, int argc, v8::Local<v8::Value>* argv,
+                bool last);
+  static void waitUntilSettled(const v8::FunctionCallbackInfo<v8::Value>& info);
   void fail(std::uint64_t id, FailureKind kind, const std::string& detail);
   void cancelTimersOf(std::uint64_t requestId);
   void onSettled(std::uint64_t id, bool fulfilled, v8::Local<v8::Value> value);
@@ -122,6 +168,14 @@ class EventLoop final : public TimerHost {
   std::priority_queue<HeapEntry, std::vector<HeapEntry>, std::greater<>> timerHeap_;
   std::uint32_t nextTimer_ = 1;
   std::uint64_t timerSeq_ = 0;
+
+  FetchClient fetch_;
+  std::unordered_map<std::uint64_t, HostOp> hostOps_;
+  std::uint64_t nextServiceOp_ = 1ull << 62;  // disjoint from the fetch client's ids
+  std::deque<FetchEvent> fetchEvents_;
+  std::deque<ServiceResult> serviceResults_;
+  std::deque<RequestJob> deferredJobs_;  // service calls, started outside the caller's turn
+  std::unordered_map<std::uint64_t, std::uint64_t> byCancelKey_;  // cancel key -> request id
 };
 
 }  // namespace isolane

@@ -44,6 +44,11 @@ bool Executor::submit(RequestJob& job) {
   return true;
 }
 
+void Executor::cancel(std::uint64_t key) {
+  cancels_.lock()->push_back(key);
+  doorbell_.ring();
+}
+
 void Executor::stop() {
   if (stopping_.exchange(true)) {
     if (thread_.joinable()) thread_.join();
@@ -55,7 +60,7 @@ void Executor::stop() {
 
 void Executor::run() {
   pthread_setname_np(pthread_self(), "isolane-exec");
-  EventLoop loop(options_.loop, clock_, log_);
+  EventLoop loop(options_.loop, clock_, log_, doorbell_);
   std::deque<RequestJob> jobs;
   std::deque<LoadCommand> commands;
   auto publishStats = [&, last = std::chrono::steady_clock::time_point()]() mutable {
@@ -82,6 +87,10 @@ void Executor::run() {
         loop.startRequest(std::move(job));
       }
     }
+    std::deque<std::uint64_t> cancels;
+    cancels_.lock()->swap(cancels);
+    for (std::uint64_t key : cancels) loop.cancelRequest(key);
+    loop.runHostEvents();
     loop.runDueTimers();
     loop.expireDeadlines();
 
@@ -97,6 +106,7 @@ void Executor::run() {
       }
       return;
     }
+    if (loop.hostEventsPending()) continue;  // service calls made during this pass
     if (auto wake = loop.nextWake()) {
       // The loop's clock is steady_clock-based in production; a test clock only changes what
       // counts as due, not how long we park (the doorbell wakes us on every submission).

@@ -44,6 +44,10 @@ class Executor {
   // Safe from any thread. Answers every queued and running request with kShuttingDown and joins.
   void stop();
 
+  // Safe from any thread. The client of the request submitted with job.cancelKey == key went
+  // away (see EventLoop::cancelRequest). Unknown or finished keys are ignored.
+  void cancel(std::uint64_t key);
+
   // Safe from any thread: requests submitted and not yet answered.
   std::size_t pending() const { return pending_.load(std::memory_order_relaxed); }
 
@@ -72,6 +76,7 @@ class Executor {
   const Clock& clock_;
   BoundedQueue<RequestJob> requests_;
   Guarded<std::deque<LoadCommand>> commands_;
+  Guarded<std::deque<std::uint64_t>> cancels_;
   Doorbell doorbell_;
   std::atomic<bool> stopping_{false};
   std::atomic<std::size_t> pending_{0};

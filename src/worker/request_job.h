@@ -1,6 +1,7 @@
 #pragma once
 // A request handed to an executor, with the function that takes its answer.
 
+#include <cstdint>
 #include <functional>
 
 #include "ipc/http_exchange.h"
@@ -11,6 +12,8 @@ struct RequestJob {
   AppRequest request;
   // Called exactly once, on the executor thread; must not block (post to your own thread).
   std::function<void(AppResponse)> done;
+  // Names the request for Executor::cancel; 0: not cancellable.
+  std::uint64_t cancelKey = 0;
 };
 
 }  // namespace isolane

@@ -119,6 +119,12 @@ int runWorkerProcess(const WorkerProcessOptions& options) {
           const wire::LoadApp* m = frame->message_as_LoadApp();
           AppSpec spec{m->name() ? m->name()->str() : "", m->module_() ? m->module_()->str() : "",
                        headersFrom(m->vars())};
+          if (m->fetch_allow()) {
+            for (const flatbuffers::String* s : *m->fetch_allow()) {
+              if (s) spec.fetchAllow.push_back(s->str());
+            }
+          }
+          spec.services = headersFrom(m->services());
           Status s = executor.loadApp(spec);
           out.send(encodeAppLoaded(spec.name, s.ok(), s.ok() ? "" : s.error(), max));
           break;
@@ -130,9 +136,8 @@ int runWorkerProcess(const WorkerProcessOptions& options) {
           AppRequest request{str(m->app()), str(m->request_id()), str(m->method()), str(m->url()),
                              headersFrom(m->headers()), ""};
           if (m->body()) request.body.assign(m->body()->begin(), m->body()->end());
-          RequestJob job{std::move(request), [&out, id, max](AppResponse r) {
-                           sendResponse(out, id, r, max);
-                         }};
+          RequestJob job{std::move(request),
+                         [&out, id, max](AppResponse r) { sendResponse(out, id, r, max); }, id};
           if (!executor.submit(job)) {
             out.send(encodeFailure(id, FailureKind::kOverloaded, "worker queue is full", max));
           }
@@ -152,8 +157,7 @@ int runWorkerProcess(const WorkerProcessOptions& options) {
           break;
         }
         case wire::Message::Cancel:
-          // TODO(soon): cancellation of a running request arrives with the multiplex driver
-          // (issue 4); until then the worker's own CPU and wall deadlines bound it.
+          executor.cancel(frame->message_as_Cancel()->id());
           break;
         case wire::Message::Shutdown:
           executor.stop();  // answers what still runs with SHUTTING_DOWN

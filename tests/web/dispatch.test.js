@@ -18,8 +18,9 @@ function init(overrides = {}) {
 test('hello world', async () => {
   const result = await __dispatch({ fetch: () => new Response('hello') }, init(), {});
   assert(Array.isArray(result));
-  assert.equal(result.length, 4);
-  const [status, statusText, headers, body] = result;
+  assert.equal(result.length, 5);
+  const [status, statusText, headers, body, waitUntil] = result;
+  assert.equal(waitUntil, null);
   assert.equal(status, 200);
   assert.equal(statusText, '');
   assert.deepEqual(headers, [['content-type', 'text/plain;charset=UTF-8']]);
@@ -282,4 +283,185 @@ test('each request gets its own objects', async () => {
   await __dispatch(handler, init(), {});
   assert.notEqual(seen[0][0], seen[1][0]);
   assert.notEqual(seen[0][1], seen[1][1]);
+});
+
+// The 5th element of the result: ctx.waitUntil work still pending when the response is ready.
+
+function deferred() {
+  let resolve;
+  let reject;
+  const promise = new Promise((res, rej) => { resolve = res; reject = rej; });
+  return { promise, resolve, reject };
+}
+
+// Whether a promise has settled, seen after a few turns of the microtask queue.
+async function isSettled(promise) {
+  let settled = false;
+  promise.then(() => { settled = true; }, () => { settled = true; });
+  for (let i = 0; i < 10; i++) await null;
+  return settled;
+}
+
+test('waitUntil element is null without waitUntil', async () => {
+  const result = await __dispatch({ async fetch() { return new Response('x'); } }, init(), {});
+  assert.equal(result.length, 5);
+  assert.equal(result[4], null);
+});
+
+test('waitUntil element is null when the work settled before the response', async () => {
+  const handler = {
+    async fetch(req, env, ctx) {
+      const work = Promise.resolve(1);
+      ctx.waitUntil(work);
+      await sleep(1);
+      return new Response('x');
+    },
+  };
+  const result = await __dispatch(handler, init(), {});
+  assert.equal(result[4], null);
+});
+
+test('waitUntil element settles after every waitUntil promise', async () => {
+  const one = deferred();
+  const two = deferred();
+  let savedCtx;
+  const handler = {
+    fetch(req, env, ctx) {
+      savedCtx = ctx;
+      ctx.waitUntil(one.promise);
+      return new Response('x');
+    },
+  };
+  const result = await __dispatch(handler, init(), {});
+  const pending = result[4];
+  assert(pending instanceof Promise, 'a promise while waitUntil work is pending');
+  assert.equal(await isSettled(pending), false);
+  // Added after the response was ready: still waited for.
+  savedCtx.waitUntil(two.promise);
+  one.resolve('done');
+  assert.equal(await isSettled(pending), false);
+  two.resolve();
+  assert.equal(await isSettled(pending), true);
+  assert.equal(await pending, undefined);
+});
+
+test('waitUntil element never rejects and rejections are logged', async () => {
+  const start = __capturedLogs.length;
+  const failing = deferred();
+  const handler = {
+    fetch(req, env, ctx) {
+      ctx.waitUntil(failing.promise);
+      ctx.waitUntil(new Promise((resolve) => setTimeout(resolve, 5)));
+      return new Response('x');
+    },
+  };
+  const result = await __dispatch(handler, init(), {});
+  failing.reject(new Error('late background failure'));
+  assert.equal(await result[4], undefined);
+  const errors = logsSince(start).filter(([level]) => level === 'error');
+  assert.equal(errors.length, 1, JSON.stringify(errors));
+  assert(errors[0][1].includes('late background failure'), errors[0][1]);
+});
+
+test('waitUntil element with a stream body', async () => {
+  const work = deferred();
+  const handler = {
+    fetch(req, env, ctx) {
+      ctx.waitUntil(work.promise);
+      let n = 0;
+      return new Response(new ReadableStream({
+        async pull(c) { await null; if (n++ === 2) c.close(); else c.enqueue(enc('ab')); },
+      }));
+    },
+  };
+  const result = await __dispatch(handler, init(), {});
+  assert.equal(dec(result[3]), 'abab');
+  assert(result[4] instanceof Promise);
+  work.resolve();
+  await result[4];
+});
+
+test('waitUntil needs its context', async () => {
+  let ctx;
+  await __dispatch({ fetch(req, env, c) { ctx = c; return new Response(''); } }, init(), {});
+  assert.throws(() => ctx.waitUntil.call({}, Promise.resolve()), TypeError, /Illegal invocation/);
+});
+
+// init.abort: C++ calls it when the client disconnected.
+
+test('dispatch sets init abort', async () => {
+  const i = init();
+  await __dispatch({ fetch: () => new Response('') }, i, {});
+  assert.equal(typeof i.abort, 'function');
+  assert.equal(i.abort.length, 0);
+  // Also when the handler is unusable, and calling it then is harmless.
+  const j = init();
+  await assert.rejects(__dispatch({}, j, {}), TypeError);
+  assert.equal(typeof j.abort, 'function');
+  j.abort();
+});
+
+test('init abort aborts the request signal', async () => {
+  const i = init();
+  const seen = [];
+  let request;
+  const handler = {
+    async fetch(req) {
+      request = req;
+      assert.equal(req.signal.aborted, false);
+      req.signal.addEventListener('abort', () => seen.push(req.signal.reason));
+      i.abort();
+      return new Response('');
+    },
+  };
+  await __dispatch(handler, i, {});
+  assert.equal(request.signal.aborted, true);
+  assert.equal(seen.length, 1);
+  const reason = request.signal.reason;
+  assert.equal(seen[0], reason);
+  assert(reason instanceof DOMException);
+  assert.equal(reason.name, 'AbortError');
+  assert.equal(reason.message, 'The client disconnected');
+  i.abort(); // a second call changes nothing
+  assert.equal(request.signal.reason, reason);
+});
+
+test('init abort after the handler returned', async () => {
+  const i = init();
+  let request;
+  await __dispatch({ fetch(req) { request = req; return new Response(''); } }, i, {});
+  // The handler never looked at the signal.
+  i.abort();
+  assert.equal(request.signal.aborted, true);
+  assert.equal(request.signal.reason.name, 'AbortError');
+});
+
+test('requests made from the incoming request follow its abort', async () => {
+  const i = init({ method: 'POST', body: enc('x') });
+  let copies;
+  const handler = {
+    fetch(req) {
+      // None of these touch req.signal first.
+      copies = [req.clone(), new Request(req.clone(), { headers: { 'x-a': '1' } })];
+      copies.push(new Request(req)); // takes req's body: last
+      return new Response('');
+    },
+  };
+  await __dispatch(handler, i, {});
+  for (const r of copies) assert.equal(r.signal.aborted, false);
+  i.abort();
+  for (const r of copies) {
+    assert.equal(r.signal.aborted, true);
+    assert.equal(r.signal.reason.message, 'The client disconnected');
+  }
+});
+
+test('a request signal read after the abort is aborted', async () => {
+  const i = init();
+  let request;
+  await __dispatch({ fetch(req) { request = req; return new Response(''); } }, i, {});
+  i.abort();
+  const copy = request.clone();
+  assert.equal(copy.signal.aborted, true);
+  assert.equal(request.signal.aborted, true);
 });

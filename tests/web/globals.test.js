@@ -7,7 +7,6 @@ test('no Node or host globals leak', () => {
   assert.equal(typeof module, 'undefined');
   assert.equal(typeof exports, 'undefined');
   assert.equal(typeof global, 'undefined');
-  assert.equal(typeof fetch, 'undefined');
   assert.equal(typeof __isolane_host, 'undefined');
   assert.equal('__isolane_host' in globalThis, false);
   assert.equal(typeof setImmediate, 'undefined');
@@ -27,6 +26,7 @@ test('web API globals exist', () => {
     'ReadableByteStreamController', 'ReadableStreamBYOBRequest', 'WritableStreamDefaultWriter',
     'WritableStreamDefaultController', 'TransformStreamDefaultController',
     'ByteLengthQueuingStrategy', 'CountQueuingStrategy', 'Crypto', 'SubtleCrypto', 'Performance',
+    'fetch',
   ];
   for (const name of names) {
     assert.equal(typeof globalThis[name], 'function', name);
@@ -43,6 +43,7 @@ test('interfaces are non enumerable and operations enumerable', () => {
   assert(!keys.includes('URL'), 'URL should not be enumerable');
   assert(keys.includes('setTimeout'), 'setTimeout should be enumerable');
   assert(keys.includes('atob'), 'atob should be enumerable');
+  assert(keys.includes('fetch'), 'fetch should be enumerable');
   const desc = Object.getOwnPropertyDescriptor(globalThis, 'Response');
   assert.equal(desc.writable, true);
   assert.equal(desc.configurable, true);

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Dev-only runner for the web runtime's JS tests (tests/web/*.test.js), for working on src/web/js
-// without the C++ build. It bundles src/web/js/index.js with esbuild (same options as the build),
+// Dev-only runner for the web runtime's JS tests (tests/web/*.test.js, and tests/web/node-only/,
+// which only this runner runs), for working on src/web/js without the C++ build. It bundles src/web/js/index.js with esbuild (same options as the build),
 // and for each test file makes a fresh Node `vm` context (only the JS language's globals), gives
 // it a `host` object that implements the natives of src/web/README.md with Node APIs, runs the
 // bundle, tests/web/harness.js and the test file, then runs every test and prints the results.
@@ -9,6 +9,12 @@
 // (after the harness) is an app module and each test runs inside a fetch request. Differences here:
 // host.structuredClone is a small JS deep copy (Node's serializer would build objects in the
 // wrong realm), and UTF-8 goes through Node's TextEncoder/TextDecoder.
+//
+// The network natives (host.fetchStart/fetchPull/fetchAbort/serviceFetch) are a scripted fake,
+// tools/dev/web-fake-net.js. tests/web/*.test.js also run in the C++ runner, where there is no
+// upstream to talk to, so a test there that reaches the network fails here. tests/web/node-only/
+// tests script the fake through globalThis.__fakeNet and reach the natives object as
+// globalThis.__host (for host.createEnv); a contract violation the fake saw fails the test.
 //
 // Usage: node tools/dev/web-node-runner.mjs [-v] [--bundle FILE] [test files or name substrings]
 //   -v            print every host.log line
@@ -109,6 +115,9 @@ const CLONE_SOURCE = `(function () {
 })()`;
 
 function makeHost(context, state) {
+  // The fake network is built after the bundle ran (it uses the context's TextEncoder); the
+  // natives exist from the start, as in C++.
+  const fake = () => state.fake.natives;
   const realm = vm.runInContext('({ Uint8Array, ArrayBuffer, TypeError, Array })', context);
   const t0 = performance.now();
   const toRealmBytes = (buf) => {
@@ -166,6 +175,10 @@ function makeHost(context, state) {
       return ab;
     },
     structuredClone: vm.runInContext(CLONE_SOURCE, context),
+    fetchStart: (init, callbacks) => fake().fetchStart(init, callbacks),
+    fetchPull: (id) => fake().fetchPull(id),
+    fetchAbort: (id) => fake().fetchAbort(id),
+    serviceFetch: (app, init, callbacks) => fake().serviceFetch(app, init, callbacks),
   });
   return host;
 }
@@ -178,26 +191,50 @@ function withTimeout(promise, ms) {
   ]).finally(() => clearTimeout(timer));
 }
 
-async function runFile(bundle, harness, file) {
-  const state = { logs: [], timers: new Map(), nextTimerId: 0 };
+const FAKE_NET_SOURCE = fs.readFileSync(path.join(root, 'tools/dev/web-fake-net.js'), 'utf8');
+
+function schedule(fn, delayMs = 0) {
+  const run = () => {
+    try { fn(); } catch (e) { console.log(`fake net task threw: ${e && e.stack}`); }
+  };
+  if (delayMs > 0) setTimeout(run, delayMs);
+  else setImmediate(run);
+}
+
+async function runFile(bundle, harness, file, nodeOnly) {
+  const state = { logs: [], timers: new Map(), nextTimerId: 0, fake: null };
   const context = vm.createContext({});
   const host = makeHost(context, state);
   context.__isolane_host = host;
   vm.runInContext(bundle, context, { filename: 'web_runtime.js' });
+  state.fake = vm.runInContext(FAKE_NET_SOURCE, context, { filename: 'tools/dev/web-fake-net.js' })(schedule);
+  const net = state.fake.net;
   vm.runInContext('globalThis.__capturedLogs = [];', context);
   // The C++ test runner gives tests the dispatch entry point under this name.
   context.__dispatch = host.dispatch;
+  if (nodeOnly) {
+    context.__fakeNet = net;
+    context.__host = host;
+  }
   vm.runInContext(harness, context, { filename: 'tests/web/harness.js' });
   const rel = path.relative(root, file);
   // Strict, as in tests/web_js_test.cc, which runs harness + test file as one ES module.
   vm.runInContext(`'use strict';${fs.readFileSync(file, 'utf8')}`, context, { filename: rel });
   const names = vm.runInContext('globalThis.__tests.map((t) => t.name)', context);
   const results = [];
-  const fileName = path.basename(file, '.test.js');
+  const fileName = (nodeOnly ? 'node-only/' : '') + path.basename(file, '.test.js');
   for (let i = 0; i < names.length; i++) {
     if (filters.length > 0 && !filters.some((f) => file.includes(f) || names[i].includes(f))) continue;
     try {
+      net.reset();
       await withTimeout(context.__runTest(i), 5000);
+      if (!nodeOnly && net.requests.length + net.serviceRequests.length > 0) {
+        throw new Error(`${names[i]}: reached the network (${net.requests.length} fetchStart, ${
+          net.serviceRequests.length} serviceFetch); the C++ runner has no upstream: move it to tests/web/node-only/`);
+      }
+      if (net.violations.length > 0) {
+        throw new Error(`${names[i]}: host contract violations:\n${net.violations.join('\n')}`);
+      }
       results.push([true, `${fileName}.${names[i]}`]);
     } catch (e) {
       results.push([false, `${fileName}.${names[i]}`, e && e.message ? e.message : String(e)]);
@@ -209,30 +246,42 @@ async function runFile(bundle, harness, file) {
 
 const bundle = buildBundle();
 const harness = fs.readFileSync(path.join(root, 'tests/web/harness.js'), 'utf8');
-const testDir = path.join(root, 'tests/web');
-const files = fs.readdirSync(testDir).filter((f) => f.endsWith('.test.js')).sort()
-  .map((f) => path.join(testDir, f));
+const testFiles = (dir) => (fs.existsSync(dir) ? fs.readdirSync(dir) : [])
+  .filter((f) => f.endsWith('.test.js')).sort().map((f) => path.join(dir, f));
+const folders = [
+  { label: 'tests/web', files: testFiles(path.join(root, 'tests/web')), nodeOnly: false },
+  { label: 'tests/web/node-only', files: testFiles(path.join(root, 'tests/web/node-only')), nodeOnly: true },
+];
 
 let passed = 0;
 let failed = 0;
-for (const file of files) {
-  let results;
-  try {
-    results = await runFile(bundle, harness, file);
-  } catch (e) {
-    console.log(`FAIL ${path.basename(file)}: could not load: ${e && e.stack ? e.stack : e}`);
-    failed++;
-    continue;
-  }
-  for (const [ok, name, message] of results) {
-    if (ok) {
-      passed++;
-      console.log(`ok   ${name}`);
-    } else {
-      failed++;
-      console.log(`FAIL ${name}\n     ${String(message).replace(/\n/g, '\n     ')}`);
+const summaries = [];
+for (const { label, files, nodeOnly } of folders) {
+  let folderPassed = 0;
+  let folderFailed = 0;
+  for (const file of files) {
+    let results;
+    try {
+      results = await runFile(bundle, harness, file, nodeOnly);
+    } catch (e) {
+      console.log(`FAIL ${path.relative(root, file)}: could not load: ${e && e.stack ? e.stack : e}`);
+      folderFailed++;
+      continue;
+    }
+    for (const [ok, name, message] of results) {
+      if (ok) {
+        folderPassed++;
+        console.log(`ok   ${name}`);
+      } else {
+        folderFailed++;
+        console.log(`FAIL ${name}\n     ${String(message).replace(/\n/g, '\n     ')}`);
+      }
     }
   }
+  summaries.push(`${label}: ${folderPassed} passed, ${folderFailed} failed`);
+  passed += folderPassed;
+  failed += folderFailed;
 }
+for (const line of summaries) console.log(line);
 console.log(`${passed} passed, ${failed} failed`);
 process.exitCode = failed === 0 ? 0 : 1;

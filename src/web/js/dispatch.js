@@ -1,18 +1,45 @@
-// host.dispatch: the entry point C++ calls for every HTTP request (see ../README.md).
+// host.dispatch: the entry point C++ calls for every HTTP request (see ../README.md). It resolves
+// with [status, statusText, headers, body, waitUntil], the last being null or a promise.
 // Hand-written glue between the server and the app's fetch handler.
-import { createIncomingRequest } from './request.js';
+import { abortIncomingRequest, createIncomingRequest } from './request.js';
+import { DOMException } from './domexception.js';
 import { isResponse, responseForServer } from './response.js';
 import { reportException } from './console.js';
+
+let waitUntilSettled;
 
 // The `ctx` argument of fetch(request, env, ctx). Methods on a prototype, so that making one per
 // request is a single small allocation.
 class ExecutionContext {
+  #pending = 0;     // waitUntil promises not yet settled
+  #idle = null;     // { promise, resolve } once someone waits for #pending to reach 0
+
   waitUntil(promise) {
-    Promise.resolve(promise).then(undefined, (error) => reportException(error, 'Uncaught (in waitUntil)'));
+    if (!(#pending in this)) throw new TypeError('Illegal invocation');
+    this.#pending++;
+    Promise.resolve(promise)
+      .then(undefined, (error) => reportException(error, 'Uncaught (in waitUntil)'))
+      .then(() => {
+        if (--this.#pending === 0 && this.#idle !== null) this.#idle.resolve(undefined);
+      });
   }
 
   passThroughOnException() {
     // There is no origin to pass through to: nothing to do.
+  }
+
+  static {
+    // null when no waitUntil work is pending; else a promise (never rejecting) that settles once
+    // every waitUntil promise, including ones added from now on, has settled.
+    waitUntilSettled = (ctx) => {
+      if (ctx.#pending === 0) return null;
+      if (ctx.#idle === null) {
+        let resolve;
+        const promise = new Promise((r) => { resolve = r; });
+        ctx.#idle = { promise, resolve };
+      }
+      return ctx.#idle.promise;
+    };
   }
 }
 
@@ -35,7 +62,7 @@ function describe(value) {
   }
 }
 
-function finish(response) {
+function finish(response, ctx) {
   if (!isResponse(response)) {
     throw new TypeError(`fetch handler returned ${describe(response)}; expected a Response`);
   }
@@ -44,13 +71,25 @@ function finish(response) {
   if (body instanceof Promise) {
     return body.then((bytes) => {
       result[3] = bytes;
+      result.push(waitUntilSettled(ctx));
       return result;
     });
   }
+  result.push(waitUntilSettled(ctx));
   return result;
 }
 
+function clientDisconnected() {
+  return new DOMException('The client disconnected', 'AbortError');
+}
+
 export function dispatch(handler, init, env) {
+  // C++ calls init.abort() (at most once, possibly after the response was sent) when the client
+  // went away: the request's signal aborts.
+  let request = null;
+  init.abort = () => {
+    if (request !== null) abortIncomingRequest(request, clientDisconnected());
+  };
   let fetch;
   if (handler === null || (typeof handler !== 'object' && typeof handler !== 'function') ||
       typeof (fetch = handler.fetch) !== 'function') {
@@ -59,13 +98,14 @@ export function dispatch(handler, init, env) {
         handler !== null && typeof handler === 'object' ? ` whose fetch is ${describe(handler.fetch)}` : ''}).`));
   }
   let result;
+  const ctx = new ExecutionContext();
   try {
-    const request = createIncomingRequest(init);
-    result = fetch.call(handler, request, env, new ExecutionContext());
+    request = createIncomingRequest(init);
+    result = fetch.call(handler, request, env, ctx);
     // A handler that returns a Response directly (not a promise) skips a promise hop.
-    if (isResponse(result)) return Promise.resolve(finish(result));
+    if (isResponse(result)) return Promise.resolve(finish(result, ctx));
   } catch (error) {
     return Promise.reject(error);
   }
-  return Promise.resolve(result).then(finish);
+  return Promise.resolve(result).then((response) => finish(response, ctx));
 }

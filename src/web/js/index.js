@@ -1,6 +1,6 @@
 // Entry point of the web runtime bundle (build/gen/web_runtime.js). Every module installs the
 // globals of its API family when it is evaluated; the order below is the evaluation order, and
-// the comments say where it matters. Finally, host.dispatch is handed to C++.
+// the comments say where it matters. Finally, host.dispatch and host.createEnv are handed to C++.
 import { host } from './host.js';            // first: takes __isolane_host off the global
 import './domexception.js';                  // before the streams and event-target libraries
 import './console.js';
@@ -17,6 +17,8 @@ import './structured_clone.js';
 import './headers.js';
 import './request.js';
 import './response.js';
+import './fetch.js';                         // the global fetch()
+import { createEnv } from './bindings.js';
 import { dispatch } from './dispatch.js';
 import { defineGlobal } from './util.js';
 
@@ -24,3 +26,4 @@ import { defineGlobal } from './util.js';
 defineGlobal('self', globalThis);
 
 host.dispatch = dispatch;
+host.createEnv = createEnv;

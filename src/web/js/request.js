@@ -2,7 +2,8 @@
 //
 // A request made by the server for an incoming HTTP request (createIncomingRequest) keeps the
 // raw URL and header pairs and only parses/builds them when `url`/`headers` are first read, and
-// only creates its AbortSignal when `signal` is first read.
+// only creates its AbortSignal when something needs it: `signal` is read, a Request or clone made
+// from it must follow it, or the client disconnects (abortIncomingRequest).
 //
 // Server-runtime choices (as Workers and Deno make them): forbidden request headers are not
 // enforced, and a ReadableStream body does not require `duplex: "half"` (the value is checked
@@ -13,7 +14,7 @@ import {
 import {
   Headers, headersAppendTrusted, headersFromCopy, headersFromPairs, headersHas,
 } from './headers.js';
-import { createAbortSignal, createDependentSignal, isAbortSignal } from './abort.js';
+import { createAbortSignal, createDependentSignal, isAbortSignal, signalAbort } from './abort.js';
 import { registerInspector, shownAs } from './inspect.js';
 import { parseAbsoluteURL } from './url.js';
 import { exposeInterface, requireArgs, toUSVString } from './util.js';
@@ -60,7 +61,13 @@ const DEFAULT_OPTIONS = Object.freeze({
 });
 
 export let createIncomingRequest; // (init from C++) -> Request
+export let abortIncomingRequest;  // (request, reason) -> void: the client went away
+export let requestForFetch;       // (request) -> what fetch() sends: see the static block
 let getBody;                      // (value) -> BodyState | null, or undefined if not a Request
+
+// #signal of an incoming request before its signal exists: the server may still abort it, so
+// requests and clones made from it must follow it (unlike null, "a signal that never aborts").
+const LAZY_SIGNAL = Object.freeze({});
 
 class Request {
   #method = 'GET';
@@ -70,7 +77,8 @@ class Request {
   #headerPairs = null; // wire header pairs while #headers is null
   #contentType = null; // Content-Type implied by the body while #headers is null
   #body = null;        // BodyState or null
-  #signal = null;      // AbortSignal, or null for "a signal that never aborts", made on first use
+  #signal = null;      // AbortSignal, or null for "a signal that never aborts", or LAZY_SIGNAL;
+                       // made on first use
   #redirect = 'follow';
   #options = DEFAULT_OPTIONS;
 
@@ -91,7 +99,7 @@ class Request {
       this.#url = input.url;
       this.#redirect = input.#redirect;
       this.#options = input.#options;
-      parentSignal = input.#signal;
+      parentSignal = input.#signal === LAZY_SIGNAL ? input.signal : input.#signal;
     } else {
       const href = toUSVString(input);
       const parsed = parseAbsoluteURL(href, true, context);
@@ -267,7 +275,9 @@ class Request {
 
   get signal() {
     if (!(#method in this)) throw new TypeError('Illegal invocation');
-    return (this.#signal ??= createAbortSignal());
+    const signal = this.#signal;
+    if (signal !== null && signal !== LAZY_SIGNAL) return signal;
+    return (this.#signal = createAbortSignal());
   }
 
   get duplex() {
@@ -289,7 +299,7 @@ class Request {
     if (this.#headers !== null) r.#headers = headersFromCopy(this.#headers);
     r.#redirect = this.#redirect;
     r.#options = this.#options;
-    if (this.#signal !== null) r.#signal = createDependentSignal([this.#signal]);
+    if (this.#signal !== null) r.#signal = createDependentSignal([this.signal]);
     if (this.#body !== null) r.#body = cloneBody(this.#body);
     return r;
   }
@@ -302,12 +312,26 @@ class Request {
       r.#method = method;
       r.#rawUrl = init.url;
       r.#headerPairs = init.headers;
+      r.#signal = LAZY_SIGNAL;
       const body = init.body;
       if (body !== null && body !== undefined && method !== 'GET' && method !== 'HEAD') {
         r.#body = new BodyState(body, null, null);
       }
       return r;
     };
+    abortIncomingRequest = (r, reason) => {
+      signalAbort(r.signal, reason);
+    };
+    // The request as fetch() and service bindings send it. `signal` is null for a request whose
+    // signal can never abort.
+    requestForFetch = (r) => ({
+      method: r.#method,
+      url: r.url,
+      headers: r.headers,
+      body: r.#body,
+      signal: r.#signal === null ? null : r.signal,
+      redirect: r.#redirect,
+    });
   }
 }
 

@@ -33,6 +33,9 @@ function toUnsignedShort(value) {
 
 export let isResponse;
 export let responseForServer; // (response) -> [status, statusText, headerPairs, bytes | Promise]
+// (status, statusText, headerPairs, body: BodyState | null, url, redirected) -> a Response of type
+// "basic" with immutable headers, as fetch() and service bindings return.
+export let createFetchedResponse;
 let getBody;                  // (value) -> BodyState | null, or undefined if not a Response
 
 class Response {
@@ -187,6 +190,17 @@ class Response {
       else pairs = r.#contentType === null ? [] : [['content-type', r.#contentType]];
       return [r.#status, r.#statusText, pairs, bodyBytesForServer(r.#body)];
     };
+    createFetchedResponse = (status, statusText, headerPairs, body, url, redirected) => {
+      const r = new Response(INTERNAL);
+      r.#status = status;
+      r.#statusText = statusText;
+      r.#headers = headersFromPairs(headerPairs, 'immutable');
+      r.#body = body;
+      r.#type = 'basic';
+      r.#url = url;
+      r.#redirected = redirected;
+      return r;
+    };
   }
 }
 
@@ -202,4 +216,4 @@ registerInspector(Response.prototype, (r) => {
   return shownAs(Response.prototype, props);
 });
 
-export { Response, TEXT_PLAIN };
+export { Response, TEXT_PLAIN, isNullBodyStatus, isRedirectStatus };

@@ -1,0 +1,380 @@
+#include "worker/fetch_client.h"
+
+#include <openssl/ssl.h>
+
+#include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+
+namespace isolane {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = asio::ssl;
+using tcp = asio::ip::tcp;
+
+struct FetchClient::Impl {
+  asio::io_context io;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work{io.get_executor()};
+  ssl::context tls{ssl::context::tls_client};
+  std::unordered_map<std::uint64_t, std::shared_ptr<FetchClient::Op>> ops;  // reactor thread only
+  std::thread thread;
+};
+
+namespace {
+
+struct ParsedUrl {
+  bool https = false;
+  std::string host;  // without brackets
+  std::uint16_t port = 80;
+  std::string target = "/";
+  std::string hostHeader;
+};
+
+// The URL comes from the JavaScript fetch(), already parsed and serialized by the WHATWG URL
+// parser; this only splits it.
+std::optional<ParsedUrl> splitUrl(const std::string& url) {
+  ParsedUrl u;
+  std::string rest;
+  if (url.rfind("http://", 0) == 0) {
+    rest = url.substr(7);
+  } else if (url.rfind("https://", 0) == 0) {
+    u.https = true;
+    u.port = 443;
+    rest = url.substr(8);
+  } else {
+    return std::nullopt;
+  }
+  auto slash = rest.find_first_of("/?#");
+  std::string authority = rest.substr(0, slash);
+  u.target = slash == std::string::npos ? "/" : rest.substr(slash);
+  if (auto hash = u.target.find('#'); hash != std::string::npos) u.target.resize(hash);
+  if (u.target.empty() || u.target[0] != '/') u.target.insert(u.target.begin(), '/');
+  if (auto at = authority.rfind('@'); at != std::string::npos) authority = authority.substr(at + 1);
+  u.hostHeader = authority;
+  std::string portText;
+  if (!authority.empty() && authority[0] == '[') {
+    auto close = authority.find(']');
+    if (close == std::string::npos) return std::nullopt;
+    u.host = authority.substr(1, close - 1);
+    if (close + 1 < authority.size() && authority[close + 1] == ':') portText = authority.substr(close + 2);
+  } else {
+    auto colon = authority.rfind(':');
+    u.host = authority.substr(0, colon);
+    if (colon != std::string::npos) portText = authority.substr(colon + 1);
+  }
+  if (u.host.empty()) return std::nullopt;
+  if (!portText.empty()) {
+    char* end = nullptr;
+    long p = std::strtol(portText.c_str(), &end, 10);
+    if (*end != '\0' || p <= 0 || p > 65535) return std::nullopt;
+    u.port = static_cast<std::uint16_t>(p);
+  }
+  return u;
+}
+
+bool skipRequestHeader(std::string_view name) {
+  for (const char* n : {"host", "content-length", "transfer-encoding", "connection", "keep-alive",
+                        "upgrade", "te", "trailer", "proxy-connection"}) {
+    if (beast::iequals(beast::string_view(name.data(), name.size()), n)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+// One exchange. Lives on the reactor thread; owned by the ops map until it ends.
+class FetchClient::Op : public std::enable_shared_from_this<Op> {
+ public:
+  Op(FetchClient& client, std::uint64_t id, FetchInit init)
+      : client_(client), impl_(*client.impl_), id_(id), init_(std::move(init)),
+        resolver_(impl_.io), tcp_(impl_.io) {
+    parser_.body_limit(client_.options_.maxResponseBytes);
+    parser_.header_limit(64 * 1024);
+    buffer_.resize(client_.options_.chunkBytes);
+  }
+
+  void start() {
+    auto url = splitUrl(init_.url);
+    if (!url) return fail("network", "unsupported or malformed URL " + init_.url);
+    url_ = *url;
+    deadline_ = std::chrono::steady_clock::now() + init_.timeout;
+    resolver_.async_resolve(url_.host, std::to_string(url_.port),
+                            [self = shared_from_this()](beast::error_code ec,
+                                                        tcp::resolver::results_type results) {
+                              self->onResolve(ec, std::move(results));
+                            });
+  }
+
+  void pull() {
+    if (finished_) return;
+    if (bodyDone_) return end();
+    readSome();
+  }
+
+  void abort() { fail("aborted", "the fetch was aborted"); }
+
+ private:
+  template <typename F>
+  void withStream(F&& f) {
+    if (tls_) {
+      f(*tls_);
+    } else {
+      f(tcp_);
+    }
+  }
+
+  void armTimer() {
+    auto left = deadline_ - std::chrono::steady_clock::now();
+    if (left <= std::chrono::steady_clock::duration::zero()) left = std::chrono::milliseconds(1);
+    tcp_.expires_after(left);
+  }
+
+  void onResolve(beast::error_code ec, tcp::resolver::results_type results) {
+    if (finished_) return;
+    if (ec) return fail("network", "cannot resolve " + url_.host + ": " + ec.message());
+    std::vector<tcp::endpoint> allowed;
+    std::string refusal;
+    for (const auto& entry : results) {
+      auto why = init_.policy.refuse(url_.host, url_.port, entry.endpoint().address());
+      if (why) {
+        if (refusal.empty()) refusal = *why;
+      } else {
+        allowed.push_back(entry.endpoint());
+      }
+    }
+    if (allowed.empty()) {
+      return fail("policy", refusal.empty() ? "no address for " + url_.host : refusal);
+    }
+    armTimer();
+    tcp_.async_connect(allowed, [self = shared_from_this()](beast::error_code ec,
+                                                            const tcp::endpoint&) {
+      self->onConnect(ec);
+    });
+  }
+
+  void onConnect(beast::error_code ec) {
+    if (finished_) return;
+    if (ec) return failIo(ec, "cannot connect to " + url_.hostHeader);
+    if (!url_.https) return write();
+    tls_.emplace(std::move(tcp_), impl_.tls);
+    // SNI and the certificate's host name are checked against the URL's host.
+    SSL_set_tlsext_host_name(tls_->native_handle(), url_.host.c_str());
+    tls_->set_verify_mode(ssl::verify_peer);
+    tls_->set_verify_callback(ssl::host_name_verification(url_.host));
+    beast::get_lowest_layer(*tls_).expires_after(deadline_ - std::chrono::steady_clock::now());
+    tls_->async_handshake(ssl::stream_base::client,
+                          [self = shared_from_this()](beast::error_code ec) {
+                            if (self->finished_) return;
+                            if (ec) return self->failIo(ec, "TLS handshake with " + self->url_.hostHeader);
+                            self->write();
+                          });
+  }
+
+  void write() {
+    request_.version(11);
+    request_.method_string(init_.method);
+    request_.target(url_.target);
+    request_.set(http::field::host, url_.hostHeader);
+    for (const auto& [name, value] : init_.headers) {
+      if (!skipRequestHeader(name)) request_.insert(name, value);
+    }
+    request_.set(http::field::connection, "close");
+    request_.body() = std::move(init_.body);
+    if (!request_.body().empty() || init_.method == "POST" || init_.method == "PUT" ||
+        init_.method == "PATCH") {
+      request_.prepare_payload();
+    }
+    withStream([&](auto& stream) {
+      http::async_write(stream, request_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+        if (self->finished_) return;
+        if (ec) return self->failIo(ec, "sending the request to " + self->url_.hostHeader);
+        self->readHead();
+      });
+    });
+  }
+
+  void readHead() {
+    if (init_.method == "HEAD") parser_.skip(true);
+    withStream([&](auto& stream) {
+      http::async_read_header(stream, readBuffer_, parser_,
+                              [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                                self->onHead(ec);
+                              });
+    });
+  }
+
+  void onHead(beast::error_code ec) {
+    if (finished_) return;
+    if (ec) return failIo(ec, "reading the response from " + url_.hostHeader);
+    auto& res = parser_.get();
+    FetchEvent head;
+    head.op = id_;
+    head.kind = FetchEvent::Kind::kHead;
+    head.status = static_cast<int>(res.result_int());
+    head.statusText = std::string(res.reason());
+    for (const auto& field : res) {
+      head.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+    }
+    bodyDone_ = parser_.is_done();
+    client_.emit(std::move(head));
+  }
+
+  void readSome() {
+    parser_.get().body().data = buffer_.data();
+    parser_.get().body().size = buffer_.size();
+    withStream([&](auto& stream) {
+      http::async_read(stream, readBuffer_, parser_,
+                       [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                         self->onBody(ec);
+                       });
+    });
+  }
+
+  void onBody(beast::error_code ec) {
+    if (finished_) return;
+    if (ec == http::error::need_buffer) ec = {};
+    if (ec == http::error::body_limit) {
+      return fail("too-large", "the response from " + url_.hostHeader + " is larger than " +
+                                   std::to_string(client_.options_.maxResponseBytes) + " bytes");
+    }
+    if (ec) return failIo(ec, "reading the response body from " + url_.hostHeader);
+    std::size_t got = buffer_.size() - parser_.get().body().size;
+    bodyDone_ = parser_.is_done();
+    if (got == 0) {
+      if (bodyDone_) return end();
+      return readSome();  // framing only (chunk sizes); read on
+    }
+    FetchEvent chunk;
+    chunk.op = id_;
+    chunk.kind = FetchEvent::Kind::kChunk;
+    chunk.data.assign(buffer_.data(), got);
+    client_.emit(std::move(chunk));
+  }
+
+  void end() {
+    if (finished_) return;
+    finished_ = true;
+    FetchEvent e;
+    e.op = id_;
+    e.kind = FetchEvent::Kind::kEnd;
+    client_.emit(std::move(e));
+    close();
+  }
+
+  void failIo(beast::error_code ec, const std::string& what) {
+    if (ec == beast::error::timeout) {
+      return fail("timeout", "no response from " + url_.hostHeader + " within " +
+                                 std::to_string(init_.timeout.count()) + " ms");
+    }
+    fail("network", what + ": " + ec.message());
+  }
+
+  void fail(const std::string& kind, const std::string& message) {
+    if (finished_) return;
+    finished_ = true;
+    FetchEvent e;
+    e.op = id_;
+    e.kind = FetchEvent::Kind::kError;
+    e.errorKind = kind;
+    e.data = message;
+    client_.emit(std::move(e));
+    close();
+  }
+
+  void close() {
+    beast::error_code ignored;
+    resolver_.cancel();
+    if (tls_) {
+      beast::get_lowest_layer(*tls_).socket().close(ignored);
+    } else {
+      tcp_.socket().close(ignored);
+    }
+    client_.ended(id_);
+  }
+
+  FetchClient& client_;
+  FetchClient::Impl& impl_;
+  const std::uint64_t id_;
+  FetchInit init_;
+  ParsedUrl url_;
+  std::chrono::steady_clock::time_point deadline_;
+  tcp::resolver resolver_;
+  beast::tcp_stream tcp_;
+  std::optional<beast::ssl_stream<beast::tcp_stream>> tls_;
+  http::request<http::string_body> request_;
+  beast::flat_buffer readBuffer_;
+  http::response_parser<http::buffer_body> parser_;
+  std::vector<char> buffer_;
+  bool bodyDone_ = false;
+  bool finished_ = false;
+};
+
+FetchClient::FetchClient(Doorbell& wake, FetchClientOptions options)
+    : impl_(std::make_unique<Impl>()), wake_(wake), options_(options),
+      events_(options.eventCapacity) {
+  impl_->tls.set_default_verify_paths();
+  impl_->thread = std::thread([this] {
+    pthread_setname_np(pthread_self(), "isolane-fetch");
+    impl_->io.run();
+  });
+}
+
+FetchClient::~FetchClient() {
+  asio::post(impl_->io, [this] {
+    auto ops = std::move(impl_->ops);
+    for (auto& [id, op] : ops) op->abort();
+  });
+  impl_->work.reset();
+  impl_->io.stop();
+  impl_->thread.join();
+}
+
+std::uint64_t FetchClient::start(FetchInit init) {
+  std::uint64_t id = nextOp_++;
+  ++active_;
+  asio::post(impl_->io, [this, id, init = std::move(init)]() mutable {
+    auto op = std::make_shared<Op>(*this, id, std::move(init));
+    impl_->ops.emplace(id, op);
+    op->start();
+  });
+  return id;
+}
+
+void FetchClient::pull(std::uint64_t op) {
+  asio::post(impl_->io, [this, op] {
+    if (auto it = impl_->ops.find(op); it != impl_->ops.end()) it->second->pull();
+  });
+}
+
+void FetchClient::abort(std::uint64_t op) {
+  asio::post(impl_->io, [this, op] {
+    if (auto it = impl_->ops.find(op); it != impl_->ops.end()) it->second->abort();
+  });
+}
+
+void FetchClient::ended(std::uint64_t op) {
+  // Erase later: the op may be deep in its own call stack now.
+  asio::post(impl_->io, [this, op] {
+    if (impl_->ops.erase(op)) --active_;
+  });
+}
+
+void FetchClient::emit(FetchEvent event) {
+  // Full queue: the executor is behind. Wait for it rather than drop or grow: the reactor retries
+  // shortly, and meanwhile reads nothing more for this operation (the socket backs up).
+  if (!events_.tryPush(event)) {
+    auto timer = std::make_shared<asio::steady_timer>(impl_->io, std::chrono::milliseconds(1));
+    timer->async_wait([this, timer, event = std::move(event)](beast::error_code) mutable {
+      emit(std::move(event));
+    });
+    wake_.ring();
+    return;
+  }
+  wake_.ring();
+}
+
+}  // namespace isolane
