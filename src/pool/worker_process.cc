@@ -58,7 +58,10 @@ WorkerProcess::WorkerProcess(pid_t pid, int fd, std::size_t maxFrameBytes, Frame
                              DeathHandler onDeath)
     : pid_(pid), fd_(fd), maxFrameBytes_(maxFrameBytes), onFrame_(std::move(onFrame)),
       onDeath_(std::move(onDeath)) {
-  reader_ = std::thread([this] { readLoop(); });
+  reader_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "isolane-wread");
+    readLoop();
+  });
 }
 
 WorkerProcess::~WorkerProcess() {

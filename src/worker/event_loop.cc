@@ -179,7 +179,7 @@ void EventLoop::startRequest(RequestJob job) {
   std::uint64_t id = nextRequest_++;
   SteadyTime deadline = clock_.now() + options_.wallTimeout;
   if (job.cancelKey) byCancelKey_[job.cancelKey] = id;
-  requests_.emplace(id, Request{id, std::move(job), &app, deadline, {}, false, {}, 0});
+  requests_.emplace(id, Request{id, std::move(job), &app, deadline, {}, false, {}, {}, 0});
   deadlines_.emplace(deadline, id);
 
   turn(app, id, [&](JsScope& js, v8::TryCatch& tryCatch) {
@@ -336,7 +336,7 @@ void EventLoop::finalize(std::uint64_t id) {
   Request& req = node.mapped();
   deadlines_.erase({req.deadline, id});
   if (req.job.cancelKey) byCancelKey_.erase(req.job.cancelKey);
-  cancelTimersOf(id);
+  cancelTimersOf(req.timers, id);
   if (req.hostOps) {
     for (auto it = hostOps_.begin(); it != hostOps_.end();) {
       if (it->second.request == id) {
@@ -460,6 +460,14 @@ void EventLoop::fetchAbort(ContextState& state, std::uint64_t op) {
 
 void EventLoop::serviceFetch(ContextState& state, AppRequest request,
                              v8::Local<v8::Object> callbacks) {
+  if (auto it = requests_.find(state.currentRequest);
+      it != requests_.end() && it->second.hostOps >= options_.maxHostOpsPerRequest) {
+    v8::Isolate* isolate = owner_.isolate();
+    isolate->ThrowException(v8::Exception::RangeError(
+        v8::String::NewFromUtf8(isolate, "too many service calls in flight for one request")
+            .ToLocalChecked()));
+    return;
+  }
   std::uint64_t op = registerOp(state, callbacks, true, nextServiceOp_++);
   if (!apps_.count(request.app)) {
     serviceResults_.push_back(ServiceResult{
@@ -616,6 +624,9 @@ std::uint32_t EventLoop::setTimer(ContextState& state, v8::Local<v8::Function> f
   std::uint64_t generation = ++timerSeq_;
   timers_.emplace(id, Timer{app, state.currentRequest, v8::Global<v8::Function>(isolate, fn),
                             interval, repeat, generation});
+  if (auto r = requests_.find(state.currentRequest); r != requests_.end()) {
+    r->second.timers.push_back(id);
+  }
   ++app->timerCount;
   timerHeap_.push(HeapEntry{clock_.now() + interval, generation, id, generation});
   return id;
@@ -628,13 +639,13 @@ void EventLoop::clearTimer(ContextState& state, std::uint32_t id) {
   timers_.erase(it);  // its heap entry is skipped when it comes up
 }
 
-void EventLoop::cancelTimersOf(std::uint64_t requestId) {
-  for (auto it = timers_.begin(); it != timers_.end();) {
-    if (it->second.request == requestId) {
+void EventLoop::cancelTimersOf(const std::vector<std::uint32_t>& ids, std::uint64_t requestId) {
+  // Only the request's own timers: a scan of every timer would make each answer cost O(timers).
+  for (std::uint32_t id : ids) {
+    auto it = timers_.find(id);
+    if (it != timers_.end() && it->second.request == requestId) {
       --it->second.app->timerCount;
-      it = timers_.erase(it);
-    } else {
-      ++it;
+      timers_.erase(it);
     }
   }
 }

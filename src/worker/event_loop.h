@@ -104,6 +104,7 @@ class EventLoop final : public TimerHost, public HostOps {
     SteadyTime deadline;
     std::chrono::nanoseconds cpuUsed{0};
     bool responded = false;          // the answer went out; waitUntil work may still run
+    std::vector<std::uint32_t> timers;  // ids it created (some may be gone): cancelled with it
     v8::Global<v8::Function> abort;  // init.abort, set by the runtime's dispatch
     std::size_t hostOps = 0;
   };
@@ -148,7 +149,7 @@ class EventLoop final : public TimerHost, public HostOps {
                 bool last);
   static void waitUntilSettled(const v8::FunctionCallbackInfo<v8::Value>& info);
   void fail(std::uint64_t id, FailureKind kind, const std::string& detail);
-  void cancelTimersOf(std::uint64_t requestId);
+  void cancelTimersOf(const std::vector<std::uint32_t>& ids, std::uint64_t requestId);
   void onSettled(std::uint64_t id, bool fulfilled, v8::Local<v8::Value> value);
   static void settledCallback(const v8::FunctionCallbackInfo<v8::Value>& info);
 

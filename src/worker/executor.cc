@@ -45,7 +45,13 @@ bool Executor::submit(RequestJob& job) {
 }
 
 void Executor::cancel(std::uint64_t key) {
-  cancels_.lock()->push_back(key);
+  {
+    auto q = cancels_.lock();
+    // Bounded like the request queue: past it a cancel is dropped (best effort; the request's own
+    // deadlines still end it).
+    if (q->size() >= options_.queueCapacity) return;
+    q->push_back(key);
+  }
   doorbell_.ring();
 }
 
