@@ -34,6 +34,7 @@ struct RunArgs {
   std::string data;
   bool hasData = false;
   std::string url = "http://localhost/";
+  int repeat = 1;  // bench/run --instr: the same request N times, the last one printed
 };
 
 int runOnce(const RunArgs& args) {
@@ -80,9 +81,12 @@ int runOnce(const RunArgs& args) {
       req.body = args.data;
     }
   }
-  std::promise<AppResponse> answer;
-  backend->submit(std::move(req), [&](AppResponse r) { answer.set_value(std::move(r)); });
-  AppResponse r = answer.get_future().get();
+  AppResponse r;
+  for (int i = 0; i < std::max(1, args.repeat); ++i) {
+    std::promise<AppResponse> answer;
+    backend->submit(req, [&](AppResponse out) { answer.set_value(std::move(out)); });
+    r = answer.get_future().get();
+  }
   backend->stop();
   if (r.failure != FailureKind::kNone) {
     std::cerr << "isolane run: " << failureCode(r.failure) << ": " << r.failureDetail << "\n";
@@ -189,6 +193,8 @@ int main(int argc, char** argv) {
   runCmd->add_option("-H,--header", run.headers, "request header 'Name: value' (repeatable)");
   runCmd->add_option("-d,--data", run.data, "request body; @FILE reads it from a file")
       ->each([&](const std::string&) { run.hasData = true; });
+  runCmd->add_option("--repeat", run.repeat, "run the request N times, print the last answer")
+      ->check(CLI::Range(1, 1'000'000));
 
   ServeArgs serveArgs;
   CLI::App* serveCmd = cli.add_subcommand(

@@ -1,0 +1,133 @@
+// Micro benchmarks (Google Benchmark): the pieces a request crosses. Not part of the test suite;
+// run with `build/bench/micro_bench` (bench/run prints them too).
+
+#include <benchmark/benchmark.h>
+
+#include <condition_variable>
+#include <future>
+#include <mutex>
+
+#include "ipc/frame_codec.h"
+#include "obs/metrics.h"
+#include "pool/subprocess_backend.h"
+#include "pool/worker_process.h"
+#include "runtime/isolate_owner.h"
+#include "web/web_context.h"
+
+namespace isolane {
+namespace {
+
+AppRequest sampleRequest() {
+  return AppRequest{"hello", "0123456789abcdef", "GET", "http://localhost/items?page=2",
+                    {{"host", "localhost"}, {"user-agent", "wrk"}, {"accept", "*/*"}}, ""};
+}
+
+void BM_EncodeRequest(benchmark::State& state) {
+  AppRequest req = sampleRequest();
+  for (auto _ : state) {
+    auto frame = encodeRequest(42, req, 0, kDefaultMaxFrameBytes);
+    benchmark::DoNotOptimize(frame);
+  }
+}
+BENCHMARK(BM_EncodeRequest);
+
+void BM_DecodeRequest(benchmark::State& state) {
+  std::string frame = encodeRequest(42, sampleRequest(), 0, kDefaultMaxFrameBytes).value();
+  FrameReader reader(kDefaultMaxFrameBytes);
+  for (auto _ : state) {
+    reader.append(frame.data(), frame.size());
+    const wire::Frame* f = nullptr;
+    std::string error;
+    reader.next(&f, &error);
+    benchmark::DoNotOptimize(headersFrom(f->message_as_Request()->headers()));
+  }
+}
+BENCHMARK(BM_DecodeRequest);
+
+// A heartbeat to a real worker process and its answer: the socketpair round trip, with the
+// thread wake-ups on both sides.
+void BM_WorkerRoundTrip(benchmark::State& state) {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::uint64_t answered = 0;
+  auto proc = WorkerProcess::spawn(
+      {ISOLANE_BINARY, "worker"}, kDefaultMaxFrameBytes,
+      [&](const wire::Frame& f) {
+        if (f.message_type() == wire::Message::HeartbeatAck) {
+          std::lock_guard<std::mutex> lock(mu);
+          answered = f.message_as_HeartbeatAck()->seq();
+          cv.notify_one();
+        }
+      },
+      [](const std::string&) {});
+  if (!proc) {
+    state.SkipWithError(proc.error().c_str());
+    return;
+  }
+  std::uint64_t seq = 0;
+  for (auto _ : state) {
+    (void)(*proc)->send(encodeHeartbeat(++seq, kDefaultMaxFrameBytes).value());
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return answered == seq; });
+  }
+}
+BENCHMARK(BM_WorkerRoundTrip)->UseRealTime();
+
+void BM_IsolateCreate(benchmark::State& state) {
+  for (auto _ : state) {
+    IsolateOwner owner(IsolateLimits{});
+    benchmark::DoNotOptimize(owner.isolate());
+  }
+}
+BENCHMARK(BM_IsolateCreate)->Unit(benchmark::kMillisecond);
+
+// A context with the web runtime installed (no snapshot yet: the runtime bundle runs each time).
+void BM_ContextCreate(benchmark::State& state) {
+  IsolateOwner owner(IsolateLimits{});
+  for (auto _ : state) {
+    ContextState cs;
+    WebContext web;
+    std::string error;
+    if (!createWebContext(owner, cs, &web, &error)) state.SkipWithError(error.c_str());
+  }
+}
+BENCHMARK(BM_ContextCreate)->Unit(benchmark::kMillisecond);
+
+// A new isolate ready to serve a one-shot execution: isolate + context + web runtime.
+void BM_IsolateReady(benchmark::State& state) {
+  for (auto _ : state) {
+    IsolateOwner owner(IsolateLimits{});
+    ContextState cs;
+    WebContext web;
+    std::string error;
+    if (!createWebContext(owner, cs, &web, &error)) state.SkipWithError(error.c_str());
+  }
+}
+BENCHMARK(BM_IsolateReady)->Unit(benchmark::kMillisecond);
+
+// One request through admission, the scheduler, the wire and back, answered by a worker that
+// does no JavaScript (the fake test worker), so the pool's own cost shows.
+void BM_AdmissionAndScheduler(benchmark::State& state) {
+  MetricsRegistry metrics;
+  PoolOptions options;
+  options.size = 1;
+  options.workerCommand = {FAKE_WORKER, "echo"};
+  SubprocessBackend pool(options, metrics);
+  if (Status s = pool.start({AppSpec{"x", "/x.js", {}}}); !s) {
+    state.SkipWithError(s.error().c_str());
+    return;
+  }
+  AppRequest req = sampleRequest();
+  req.app = "x";
+  for (auto _ : state) {
+    std::promise<AppResponse> answer;
+    pool.submit(req, [&](AppResponse r) { answer.set_value(std::move(r)); });
+    benchmark::DoNotOptimize(answer.get_future().get());
+  }
+}
+BENCHMARK(BM_AdmissionAndScheduler)->UseRealTime();
+
+}  // namespace
+}  // namespace isolane
+
+BENCHMARK_MAIN();
