@@ -74,32 +74,23 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
     slots_.push_back(std::move(slot));
   }
   metrics.addCollector([this](std::string& out) {
-    writeHeader(out, "isolane_worker_inflight", "Requests in flight per worker slot", "gauge");
     std::vector<WorkerInfo> info = workers();
-    for (const WorkerInfo& w : info) {
-      writeSample(out, "isolane_worker_inflight", {{"slot", slotName(w.slot)}},
-                  static_cast<double>(w.inFlight));
-    }
-    writeHeader(out, "isolane_worker_rss_bytes", "Resident memory per worker", "gauge");
-    for (const WorkerInfo& w : info) {
-      writeSample(out, "isolane_worker_rss_bytes", {{"slot", slotName(w.slot)}},
-                  static_cast<double>(w.rssBytes));
-    }
-    writeHeader(out, "isolane_worker_heap_used_bytes", "V8 heap in use per worker", "gauge");
-    for (const WorkerInfo& w : info) {
-      writeSample(out, "isolane_worker_heap_used_bytes", {{"slot", slotName(w.slot)}},
-                  static_cast<double>(w.heapUsedBytes));
-    }
-    writeHeader(out, "isolane_worker_heap_limit_bytes", "V8 heap limit per worker", "gauge");
-    for (const WorkerInfo& w : info) {
-      writeSample(out, "isolane_worker_heap_limit_bytes", {{"slot", slotName(w.slot)}},
-                  static_cast<double>(w.heapLimitBytes));
-    }
-    writeHeader(out, "isolane_worker_up", "1 when the slot has a live, ready worker", "gauge");
-    for (const WorkerInfo& w : info) {
-      writeSample(out, "isolane_worker_up", {{"slot", slotName(w.slot)}},
-                  w.state == SlotState::kReady ? 1 : 0);
-    }
+    auto perSlot = [&](const char* name, const char* help, auto value) {
+      writeHeader(out, name, help, "gauge");
+      for (const WorkerInfo& w : info) {
+        writeSample(out, name, {{"slot", slotName(w.slot)}}, static_cast<double>(value(w)));
+      }
+    };
+    perSlot("isolane_worker_inflight", "Requests in flight per worker slot",
+            [](const WorkerInfo& w) { return w.inFlight; });
+    perSlot("isolane_worker_rss_bytes", "Resident memory per worker",
+            [](const WorkerInfo& w) { return w.rssBytes; });
+    perSlot("isolane_worker_heap_used_bytes", "V8 heap in use per worker",
+            [](const WorkerInfo& w) { return w.heapUsedBytes; });
+    perSlot("isolane_worker_heap_limit_bytes", "V8 heap limit per worker",
+            [](const WorkerInfo& w) { return w.heapLimitBytes; });
+    perSlot("isolane_worker_up", "1 when the slot has a live, ready worker",
+            [](const WorkerInfo& w) { return w.state == SlotState::kReady ? 1 : 0; });
     std::size_t depth;
     {
       std::lock_guard<std::mutex> lock(mu_);

@@ -411,6 +411,17 @@ void EventLoop::cancelRequest(std::uint64_t cancelKey) {
   }
 }
 
+bool EventLoop::overOpLimit(ContextState& state) {
+  auto it = requests_.find(state.currentRequest);
+  if (it == requests_.end() || it->second.hostOps < options_.maxHostOpsPerRequest) return false;
+  v8::Isolate* isolate = owner_.isolate();
+  std::string message = "too many fetches and service calls in flight for one request (" +
+                        std::to_string(options_.maxHostOpsPerRequest) + ")";
+  isolate->ThrowException(v8::Exception::RangeError(
+      v8::String::NewFromUtf8(isolate, message.c_str()).ToLocalChecked()));
+  return true;
+}
+
 std::uint64_t EventLoop::registerOp(ContextState& state, v8::Local<v8::Object> callbacks,
                                     bool service, std::uint64_t id) {
   App* app = appByState_.at(&state);
@@ -425,14 +436,7 @@ std::uint64_t EventLoop::fetchStart(ContextState& state, AppRequest request,
                                     std::chrono::milliseconds timeout,
                                     v8::Local<v8::Object> callbacks) {
   App* app = appByState_.at(&state);
-  if (auto it = requests_.find(state.currentRequest);
-      it != requests_.end() && it->second.hostOps >= options_.maxHostOpsPerRequest) {
-    v8::Isolate* isolate = owner_.isolate();
-    isolate->ThrowException(v8::Exception::RangeError(
-        v8::String::NewFromUtf8(isolate, "too many fetches in flight for one request")
-            .ToLocalChecked()));
-    return 0;
-  }
+  if (overOpLimit(state)) return 0;
   FetchInit init;
   init.method = std::move(request.method);
   init.url = std::move(request.url);
@@ -460,14 +464,7 @@ void EventLoop::fetchAbort(ContextState& state, std::uint64_t op) {
 
 void EventLoop::serviceFetch(ContextState& state, AppRequest request,
                              v8::Local<v8::Object> callbacks) {
-  if (auto it = requests_.find(state.currentRequest);
-      it != requests_.end() && it->second.hostOps >= options_.maxHostOpsPerRequest) {
-    v8::Isolate* isolate = owner_.isolate();
-    isolate->ThrowException(v8::Exception::RangeError(
-        v8::String::NewFromUtf8(isolate, "too many service calls in flight for one request")
-            .ToLocalChecked()));
-    return;
-  }
+  if (overOpLimit(state)) return;
   std::uint64_t op = registerOp(state, callbacks, true, nextServiceOp_++);
   if (!apps_.count(request.app)) {
     serviceResults_.push_back(ServiceResult{

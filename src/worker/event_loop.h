@@ -143,6 +143,9 @@ class EventLoop final : public TimerHost, public HostOps {
   void respond(std::uint64_t id, AppResponse response);
   // Forgets the request: cancels its timers and host operations.
   void finalize(std::uint64_t id);
+  // Throws a RangeError into JavaScript and returns true when the current request already has
+  // maxHostOpsPerRequest operations in flight (the bound of the service-call queue).
+  bool overOpLimit(ContextState& state);
   std::uint64_t registerOp(ContextState& state, v8::Local<v8::Object> callbacks, bool service,
                            std::uint64_t id);
   void callBack(std::uint64_t op, const char* method, int argc, v8::Local<v8::Value>* argv,

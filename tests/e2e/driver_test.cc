@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "e2e/http_client.h"
+#include "e2e/test_apps.h"
 #include "e2e/upstream.h"
 #include "pool/subprocess_backend.h"
 #include "server/server.h"
@@ -24,14 +25,10 @@ using test::HttpConnection;
 using test::Response;
 using test::Upstream;
 
-const std::string kApps = ISOLANE_TEST_FIXTURES "/apps/";
+using test::kApps;
 
 AppConfig app(const std::string& name, const std::string& file, const std::string& route) {
-  AppConfig a;
-  a.name = name;
-  a.module = kApps + file;
-  a.route = route;
-  return a;
+  return test::fixtureApp(name, file, route);
 }
 
 class DriverTest : public ::testing::Test {

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "e2e/http_client.h"
+#include "e2e/test_apps.h"
 #include "pool/subprocess_backend.h"
 #include "server/server.h"
 
@@ -18,14 +19,10 @@ using test::HttpConnection;
 using test::Response;
 namespace http = boost::beast::http;
 
-const std::string kApps = ISOLANE_TEST_FIXTURES "/apps/";
+using test::kApps;
 
 AppConfig app(const std::string& name, const std::string& file, const std::string& route) {
-  AppConfig a;
-  a.name = name;
-  a.module = kApps + file;
-  a.route = route;
-  return a;
+  return test::fixtureApp(name, file, route);
 }
 
 class ServerTest : public ::testing::Test {
