@@ -199,11 +199,11 @@ void EventLoop::startRequest(RequestJob job) {
       body = v8::Uint8Array::New(buffer, 0, req.body.size());
     }
     v8::Local<v8::Object> init = v8::Object::New(isolate);
-    std::ignore = init->Set(context, js.str("method"), js.str(req.method));
-    std::ignore = init->Set(context, js.str("url"), js.str(req.url));
-    std::ignore = init->Set(context, js.str("headers"), headers);
-    std::ignore = init->Set(context, js.str("body"), body);
-    std::ignore = init->Set(context, js.str("requestId"), js.str(req.requestId));
+    std::ignore = init->Set(context, key(kMethod), js.str(req.method));
+    std::ignore = init->Set(context, key(kUrl), js.str(req.url));
+    std::ignore = init->Set(context, key(kHeaders), headers);
+    std::ignore = init->Set(context, key(kBody), body);
+    std::ignore = init->Set(context, key(kRequestId), js.str(req.requestId));
 
     v8::Local<v8::Value> argv[] = {app.handler.Get(isolate), init, app.env.Get(isolate)};
     v8::Local<v8::Value> result;
@@ -220,7 +220,7 @@ void EventLoop::startRequest(RequestJob job) {
     }
     // The runtime left init.abort: how we abort request.signal when the client goes away.
     v8::Local<v8::Value> abort;
-    if (init->Get(context, js.str("abort")).ToLocal(&abort) && abort->IsFunction()) {
+    if (init->Get(context, key(kAbort)).ToLocal(&abort) && abort->IsFunction()) {
       requests_.at(id).abort.Reset(isolate, abort.As<v8::Function>());
     }
     // The callbacks carry [this loop, request id]; a request that already ended is ignored.
@@ -582,6 +582,20 @@ void EventLoop::runHostEvents() {
       callBack(result.op, "onResponse", 4, argv, true);
     });
   }
+}
+
+v8::Local<v8::String> EventLoop::key(Key k) {
+  // Internalized once per isolate: a property key made afresh each request costs a string-table
+  // lookup every time.
+  static constexpr const char* kNames[] = {"method", "url", "headers", "body", "requestId",
+                                           "abort"};
+  v8::Isolate* isolate = owner_.isolate();
+  v8::Eternal<v8::String>& slot = keys_[k];
+  if (slot.IsEmpty()) {
+    slot.Set(isolate, v8::String::NewFromUtf8(isolate, kNames[k], v8::NewStringType::kInternalized)
+                          .ToLocalChecked());
+  }
+  return slot.Get(isolate);
 }
 
 std::pair<std::size_t, std::size_t> EventLoop::heapStatistics() {

@@ -151,6 +151,8 @@ class EventLoop final : public TimerHost, public HostOps {
   void callBack(std::uint64_t op, const char* method, int argc, v8::Local<v8::Value>* argv,
                 bool last);
   static void waitUntilSettled(const v8::FunctionCallbackInfo<v8::Value>& info);
+  enum Key { kMethod, kUrl, kHeaders, kBody, kRequestId, kAbort, kKeyCount };
+  v8::Local<v8::String> key(Key k);
   void fail(std::uint64_t id, FailureKind kind, const std::string& detail);
   void cancelTimersOf(const std::vector<std::uint32_t>& ids, std::uint64_t requestId);
   void onSettled(std::uint64_t id, bool fulfilled, v8::Local<v8::Value> value);
@@ -173,6 +175,7 @@ class EventLoop final : public TimerHost, public HostOps {
   std::uint32_t nextTimer_ = 1;
   std::uint64_t timerSeq_ = 0;
 
+  v8::Eternal<v8::String> keys_[kKeyCount];
   FetchClient fetch_;
   std::unordered_map<std::uint64_t, HostOp> hostOps_;
   std::uint64_t nextServiceOp_ = 1ull << 62;  // disjoint from the fetch client's ids
