@@ -3,7 +3,9 @@
 
 #include <benchmark/benchmark.h>
 
+#include <atomic>
 #include <condition_variable>
+#include <thread>
 #include <future>
 #include <mutex>
 
@@ -12,6 +14,7 @@
 #include "pool/subprocess_backend.h"
 #include "pool/worker_process.h"
 #include "runtime/isolate_owner.h"
+#include "util/doorbell.h"
 #include "web/web_context.h"
 
 namespace isolane {
@@ -72,6 +75,28 @@ void BM_WorkerRoundTrip(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_WorkerRoundTrip)->UseRealTime();
+
+// A wake crossing to a parked thread: the doorbell an executor sleeps on. Round trip (ring, the
+// other side wakes and rings back), so half of it is one wake.
+void BM_DoorbellPingPong(benchmark::State& state) {
+  Doorbell ping, pong;
+  std::atomic<bool> stop{false};
+  std::thread other([&] {
+    for (;;) {
+      ping.wait();
+      if (stop) return;
+      pong.ring();
+    }
+  });
+  for (auto _ : state) {
+    ping.ring();
+    pong.wait();
+  }
+  stop = true;
+  ping.ring();
+  other.join();
+}
+BENCHMARK(BM_DoorbellPingPong)->UseRealTime();
 
 void BM_IsolateCreate(benchmark::State& state) {
   for (auto _ : state) {
