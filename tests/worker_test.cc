@@ -202,6 +202,14 @@ TEST_F(ExecutorTest, ArrayBufferBombHitsTheCap) {
   EXPECT_EQ(call("h", "/").body, "ok");
 }
 
+TEST_F(ExecutorTest, HostAllocationPastTheCapIsAnErrorNotAnAbort) {
+  ASSERT_TRUE(load("h", "hostile.js"));
+  AppResponse r = call("h", "/host-buffer-bomb");
+  EXPECT_EQ(r.failure, FailureKind::kHandlerError) << r.failureDetail;
+  EXPECT_NE(r.failureDetail.find("RangeError"), std::string::npos) << r.failureDetail;
+  EXPECT_EQ(call("h", "/").body, "ok");
+}
+
 TEST_F(ExecutorTest, NeverSettlingHandlerTimesOut) {
   ASSERT_TRUE(load("h", "hostile.js"));
   AppResponse r = call("h", "/never");

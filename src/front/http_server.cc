@@ -94,7 +94,9 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void onHead(beast::error_code ec) {
+    isHead_ = false;
     if (ec) return onReadError(ec);
+    isHead_ = parser_->get().method() == http::verb::head;
     if (server_.stopping) return sendSimple(503, "the server is shutting down\n", true);
     auto& req = parser_->get();
     if (beast::iequals(req[http::field::expect], "100-continue")) {
@@ -274,6 +276,8 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void write(std::shared_ptr<http::response<http::string_body>> res) {
+    // HEAD: the head of what GET would get, never a body (Content-Length is already set).
+    if (isHead_) res->body().clear();
     bool keep = keepAlive_ && !server_.stopping;
     res->keep_alive(keep);
     stream_.expires_after(server_.options.bodyTimeout);  // a client that will not read is slow too

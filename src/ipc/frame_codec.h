@@ -20,6 +20,9 @@ inline constexpr std::size_t kDefaultMaxFrameBytes = 32u << 20;  // 32 MiB
 inline constexpr std::size_t kFrameHeaderBytes = 4;
 // Response bodies cross in chunks of at most this size.
 inline constexpr std::size_t kBodyChunkBytes = 256u << 10;
+// The largest response body an app may answer with (bodies are buffered in the master until
+// streaming responses arrive); a larger one is a 500, not a memory hazard for the server.
+inline constexpr std::size_t kMaxResponseBodyBytes = 64u << 20;
 
 // Builders. Each returns the whole frame (length prefix included) or an error naming its size
 // when it would exceed `maxFrameBytes`.

@@ -34,6 +34,7 @@ struct SubprocessBackend::Pending {
   bool headSeen = false;
   SteadyTime hangDeadline;
   std::string app, requestId;
+  std::string discard;  // non-empty: drop the body as it arrives and answer with this error
 };
 
 struct SubprocessBackend::Queued {
@@ -44,8 +45,9 @@ struct SubprocessBackend::Queued {
 
 namespace {
 
-// What one response body may add up to on the master side before the worker is judged broken.
-constexpr std::size_t kMaxResponseBytes = 256u << 20;
+// Bodies buffered in the master across all requests: past it, the response that would cross it
+// is answered with an error instead (its bytes are dropped as they arrive).
+constexpr std::size_t kMaxBufferedBytes = 1024u << 20;
 
 std::string slotName(int i) { return std::to_string(i); }
 
@@ -279,8 +281,9 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
   ++slot->inFlight;
   std::shared_ptr<WorkerProcess> proc = slot->proc;
   pending_.emplace(id, Pending{slot->index, slot->generation, std::move(done), AppResponse{}, false,
-                               clock_.now() + options_.requestTimeout + options_.hangGrace,
-                               request.app, request.requestId});
+                               clock_.now() + options_.requestTimeout +
+                                   options_.requestCpuLimit + options_.hangGrace,
+                               request.app, request.requestId, {}});
   lock.unlock();
 
   Result<std::string> frame = encodeRequest(id, request, 0, options_.maxFrameBytes);
@@ -324,6 +327,7 @@ void SubprocessBackend::finish(std::uint64_t id, AppResponse response) {
     Slot& slot = *slots_[static_cast<std::size_t>(it->second.slot)];
     if (slot.generation == it->second.generation && slot.inFlight > 0) --slot.inFlight;
     done = std::move(it->second.done);
+    buffered_ -= it->second.response.body.size();
     pending_.erase(it);
   }
   release();
@@ -410,12 +414,21 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
       Pending* p = pendingFor(m->id());
       if (!p) return;
       if (!p->headSeen) return violation("body chunk before the response head");
-      if (m->data()) {
-        if (p->response.body.size() + m->data()->size() > kMaxResponseBytes) {
-          return violation("response body over " + std::to_string(kMaxResponseBytes) + " bytes");
+      if (m->data() && p->discard.empty()) {
+        std::size_t n = m->data()->size();
+        if (p->response.body.size() + n > kMaxResponseBodyBytes) {
+          return violation("response body over " + std::to_string(kMaxResponseBodyBytes) +
+                           " bytes");
         }
-        p->response.body.append(reinterpret_cast<const char*>(m->data()->data()),
-                                m->data()->size());
+        if (buffered_.fetch_add(n) + n > kMaxBufferedBytes) {
+          buffered_ -= n + p->response.body.size();
+          p->response.body.clear();
+          p->response.body.shrink_to_fit();
+          p->discard = "the server's response buffers are full (" +
+                       std::to_string(kMaxBufferedBytes >> 20) + " MiB in flight)";
+          return;
+        }
+        p->response.body.append(reinterpret_cast<const char*>(m->data()->data()), n);
       }
       return;
     }
@@ -424,7 +437,11 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
       Pending* p = pendingFor(id);
       if (!p) return;
       if (!p->headSeen) return violation("end before the response head");
-      AppResponse response = std::move(p->response);
+      buffered_ -= p->response.body.size();
+      AppResponse response = p->discard.empty()
+                                 ? std::move(p->response)
+                                 : AppResponse::failed(FailureKind::kInternal, p->discard);
+      p->response.body.clear();
       lock.unlock();
       finish(id, std::move(response));
       return;
@@ -466,6 +483,7 @@ void SubprocessBackend::onDeath(int index, std::uint64_t generation, const std::
     stopping = stopping_;
     for (auto it = pending_.begin(); it != pending_.end();) {
       if (it->second.slot == index && it->second.generation == generation) {
+        buffered_ -= it->second.response.body.size();
         orphans.emplace_back(std::move(it->second.done), it->second.requestId);
         it = pending_.erase(it);
       } else {
@@ -548,7 +566,9 @@ void SubprocessBackend::superviseOnce() {
         Slot& slot = *slots_[static_cast<std::size_t>(p.slot)];
         if (slot.generation == p.generation && slot.killReason.empty()) {
           killLocked(slot, "request " + p.requestId + " got no answer within " +
-                               std::to_string((options_.requestTimeout + options_.hangGrace).count()) +
+                               std::to_string((options_.requestTimeout + options_.requestCpuLimit +
+                                               options_.hangGrace)
+                                                  .count()) +
                                " ms; the worker is wedged (SIGKILL as a last resort)");
         }
       }

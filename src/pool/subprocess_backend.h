@@ -94,6 +94,7 @@ class SubprocessBackend final : public Backend {
   bool started_ = false;
 
   std::atomic<std::size_t> admitted_{0};  // the global in-flight count (lock-free try-admit)
+  std::atomic<std::size_t> buffered_{0};  // response body bytes held for requests in flight
 
   // Metrics.
   Family<Counter>& rejected_;

@@ -90,13 +90,18 @@ void WorkerProcess::kill(int signal) {
 }
 
 std::string WorkerProcess::reap() {
+  // Wait for the exit without reaping first: until reaped_ is set under the lock, kill() may
+  // still signal this pid, which must not have been reused by then.
+  siginfo_t info{};
+  while (waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+  }
   int status = 0;
   pid_t r;
-  do {
-    r = waitpid(pid_, &status, 0);
-  } while (r < 0 && errno == EINTR);
   {
     std::lock_guard<std::mutex> lock(reapMutex_);
+    do {
+      r = waitpid(pid_, &status, 0);
+    } while (r < 0 && errno == EINTR);
     reaped_ = true;
   }
   if (r != pid_) return "exited (status unknown)";

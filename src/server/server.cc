@@ -29,6 +29,7 @@ std::unique_ptr<Backend> makeSubprocessBackend(const ServerConfig& config,
                                                MetricsRegistry& metrics) {
   PoolOptions pool = config.pool;
   pool.requestTimeout = config.requestTimeout;
+  pool.requestCpuLimit = config.requestCpuLimit;
   pool.workerCommand = {
       config.workerBinary.empty() ? selfExecutable() : config.workerBinary,
       "worker",

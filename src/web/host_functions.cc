@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/array_buffers.h"
 #include "runtime/context_state.h"
 #include "runtime/host_ops.h"
 #include "runtime/js_errors.h"
@@ -103,7 +104,8 @@ void utf8Encode(const Args& args) {
   v8::Local<v8::String> s;
   if (!args[0]->ToString(isolate->GetCurrentContext()).ToLocal(&s)) return;
   int length = s->Utf8Length(isolate);
-  auto buffer = v8::ArrayBuffer::New(isolate, static_cast<std::size_t>(length));
+  v8::Local<v8::ArrayBuffer> buffer;
+  if (!newArrayBuffer(isolate, static_cast<std::size_t>(length)).ToLocal(&buffer)) return;
   s->WriteUtf8(isolate, static_cast<char*>(buffer->Data()), length, nullptr,
                v8::String::NO_NULL_TERMINATION | v8::String::REPLACE_INVALID_UTF8);
   args.GetReturnValue().Set(v8::Uint8Array::New(buffer, 0, static_cast<std::size_t>(length)));
@@ -189,8 +191,8 @@ void digest(const Args& args) {
   if (EVP_Digest(data ? data : &kEmpty, size, out, &outLength, md, nullptr) != 1) {
     return throwType(isolate, "digest failed");
   }
-  auto buffer = v8::ArrayBuffer::New(isolate, outLength);
-  std::memcpy(buffer->Data(), out, outLength);
+  v8::Local<v8::ArrayBuffer> buffer;
+  if (!newArrayBuffer(isolate, outLength, out).ToLocal(&buffer)) return;
   args.GetReturnValue().Set(buffer);
 }
 

@@ -3,9 +3,11 @@
 #include <tuple>
 #include "obs/log.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
+#include "runtime/array_buffers.h"
 #include "runtime/js_errors.h"
 #include "runtime/js_scope.h"
 
@@ -157,6 +159,14 @@ Status EventLoop::loadApp(const AppSpec& spec) {
     for (auto it = timers_.begin(); it != timers_.end();) {
       it = it->second.app == app.get() ? timers_.erase(it) : std::next(it);
     }
+    for (auto it = hostOps_.begin(); it != hostOps_.end();) {
+      if (it->second.app == app.get()) {
+        if (!it->second.service) fetch_.abort(it->first);
+        it = hostOps_.erase(it);
+      } else {
+        ++it;
+      }
+    }
     appByState_.erase(&app->state);
     {
       // The context and its handles go with the app; dispose them inside the isolate.
@@ -177,7 +187,8 @@ void EventLoop::startRequest(RequestJob job) {
   }
   App& app = *found->second;
   std::uint64_t id = nextRequest_++;
-  SteadyTime deadline = clock_.now() + options_.wallTimeout;
+  SteadyTime deadline =
+      (job.received == SteadyTime{} ? clock_.now() : job.received) + options_.wallTimeout;
   if (job.cancelKey) byCancelKey_[job.cancelKey] = id;
   requests_.emplace(id, Request{id, std::move(job), &app, deadline, {}, false, {}, {}, 0});
   deadlines_.emplace(deadline, id);
@@ -194,8 +205,12 @@ void EventLoop::startRequest(RequestJob job) {
     }
     v8::Local<v8::Value> body = v8::Null(isolate);
     if (!req.body.empty()) {
-      auto buffer = v8::ArrayBuffer::New(isolate, req.body.size());
-      std::memcpy(buffer->Data(), req.body.data(), req.body.size());
+      v8::Local<v8::ArrayBuffer> buffer;
+      if (!newArrayBufferQuietly(isolate, req.body.size(), req.body.data()).ToLocal(&buffer)) {
+        fail(id, FailureKind::kHeapLimit,
+             "no room for the request body: the isolate's array buffer cap is reached");
+        return;
+      }
       body = v8::Uint8Array::New(buffer, 0, req.body.size());
     }
     v8::Local<v8::Object> init = v8::Object::New(isolate);
@@ -337,6 +352,7 @@ void EventLoop::finalize(std::uint64_t id) {
   deadlines_.erase({req.deadline, id});
   if (req.job.cancelKey) byCancelKey_.erase(req.job.cancelKey);
   cancelTimersOf(req.timers, id);
+  compactTimerHeap();
   if (req.hostOps) {
     for (auto it = hostOps_.begin(); it != hostOps_.end();) {
       if (it->second.request == id) {
@@ -364,7 +380,7 @@ void EventLoop::fail(std::uint64_t id, FailureKind kind, const std::string& deta
     return;
   }
   const AppRequest& req = it->second.job.request;
-  logEvent(Level::kError, "request failed",
+  logEvent(it->second.clientGone ? Level::kDebug : Level::kError, "request failed",
            {{"app", req.app}, {"request", req.requestId}, {"method", req.method}, {"url", req.url},
             {"code", failureCode(kind)}, {"error", detail}});
   finish(id, AppResponse::failed(kind, detail));
@@ -393,7 +409,8 @@ void EventLoop::cancelRequest(std::uint64_t cancelKey) {
   std::uint64_t id = key->second;
   auto it = requests_.find(id);
   if (it == requests_.end() || it->second.responded) return;
-  logEvent(Level::kInfo, "client went away; aborting the request",
+  it->second.clientGone = true;
+  logEvent(Level::kDebug, "client went away; aborting the request",
            {{"app", it->second.job.request.app}, {"request", it->second.job.request.requestId}});
   // Its pending fetches are aborted: their callbacks see "aborted".
   for (auto& [op, hostOp] : hostOps_) {
@@ -466,6 +483,17 @@ void EventLoop::serviceFetch(ContextState& state, AppRequest request,
                              v8::Local<v8::Object> callbacks) {
   if (overOpLimit(state)) return;
   std::uint64_t op = registerOp(state, callbacks, true, nextServiceOp_++);
+  int depth = 0;
+  if (auto it = requests_.find(state.currentRequest); it != requests_.end()) {
+    depth = it->second.job.depth + 1;
+  }
+  if (depth > kMaxServiceDepth) {
+    serviceResults_.push_back(ServiceResult{
+        op, AppResponse::failed(FailureKind::kHandlerError,
+                                "service bindings nested more than " +
+                                    std::to_string(kMaxServiceDepth) + " deep (a binding cycle?)")});
+    return;
+  }
   if (!apps_.count(request.app)) {
     serviceResults_.push_back(ServiceResult{
         op, AppResponse::failed(FailureKind::kUnknownApp, "no app named '" + request.app + "'")});
@@ -473,10 +501,11 @@ void EventLoop::serviceFetch(ContextState& state, AppRequest request,
   }
   request.requestId = state.currentRequestId.empty() ? "service" : state.currentRequestId;
   // Started after this turn: a turn never nests inside another.
-  deferredJobs_.push_back(RequestJob{std::move(request), [this, op](AppResponse r) {
-                                       serviceResults_.push_back(ServiceResult{op, std::move(r)});
-                                     },
-                                     0});
+  RequestJob job{std::move(request), [this, op](AppResponse r) {
+                   serviceResults_.push_back(ServiceResult{op, std::move(r)});
+                 }};
+  job.depth = depth;
+  deferredJobs_.push_back(std::move(job));
 }
 
 void EventLoop::callBack(std::uint64_t op, const char* method, int argc,
@@ -502,11 +531,11 @@ void EventLoop::callBack(std::uint64_t op, const char* method, int argc,
 }
 
 void EventLoop::runHostEvents() {
-  while (!deferredJobs_.empty()) {
-    RequestJob job = std::move(deferredJobs_.front());
-    deferredJobs_.pop_front();
-    startRequest(std::move(job));
-  }
+  // Only the calls made before this pass: calls they make wait for the next pass, so a chain of
+  // bindings cannot keep the executor from its queue, timers and deadlines.
+  std::deque<RequestJob> jobs;
+  jobs.swap(deferredJobs_);
+  for (RequestJob& job : jobs) startRequest(std::move(job));
   fetch_.drainInto(fetchEvents_);
   while (!fetchEvents_.empty()) {
     FetchEvent event = std::move(fetchEvents_.front());
@@ -532,8 +561,15 @@ void EventLoop::runHostEvents() {
           break;
         }
         case FetchEvent::Kind::kChunk: {
-          auto buffer = v8::ArrayBuffer::New(isolate, event.data.size());
-          std::memcpy(buffer->Data(), event.data.data(), event.data.size());
+          v8::Local<v8::ArrayBuffer> buffer;
+          if (!newArrayBufferQuietly(isolate, event.data.size(), event.data.data())
+                   .ToLocal(&buffer)) {
+            fetch_.abort(event.op);
+            v8::Local<v8::Value> argv[] = {js.str("no room for the response body"),
+                                           js.str("too-large")};
+            callBack(event.op, "onError", 2, argv, true);
+            break;
+          }
           v8::Local<v8::Value> argv[] = {v8::Uint8Array::New(buffer, 0, event.data.size())};
           callBack(event.op, "onChunk", 1, argv, false);
           break;
@@ -575,8 +611,12 @@ void EventLoop::runHostEvents() {
         std::ignore = headers->Set(js.context(), static_cast<std::uint32_t>(i),
                                    v8::Array::New(isolate, pair, 2));
       }
-      auto buffer = v8::ArrayBuffer::New(isolate, r.body.size());
-      if (!r.body.empty()) std::memcpy(buffer->Data(), r.body.data(), r.body.size());
+      v8::Local<v8::ArrayBuffer> buffer;
+      if (!newArrayBufferQuietly(isolate, r.body.size(), r.body.data()).ToLocal(&buffer)) {
+        v8::Local<v8::Value> argv[] = {js.str("no room for the service response body")};
+        callBack(result.op, "onError", 1, argv, true);
+        return;
+      }
       v8::Local<v8::Value> argv[] = {v8::Integer::New(isolate, r.status), js.str(r.statusText),
                                      headers, v8::Uint8Array::New(buffer, 0, r.body.size())};
       callBack(result.op, "onResponse", 4, argv, true);
@@ -636,7 +676,13 @@ std::uint32_t EventLoop::setTimer(ContextState& state, v8::Local<v8::Function> f
   timers_.emplace(id, Timer{app, state.currentRequest, v8::Global<v8::Function>(isolate, fn),
                             interval, repeat, generation});
   if (auto r = requests_.find(state.currentRequest); r != requests_.end()) {
-    r->second.timers.push_back(id);
+    std::vector<std::uint32_t>& own = r->second.timers;
+    if (own.size() >= 1024 && own.size() % 1024 == 0) {  // drop ids cleared since
+      own.erase(std::remove_if(own.begin(), own.end(),
+                               [&](std::uint32_t t) { return !timers_.count(t); }),
+                own.end());
+    }
+    own.push_back(id);
   }
   ++app->timerCount;
   timerHeap_.push(HeapEntry{clock_.now() + interval, generation, id, generation});
@@ -647,7 +693,23 @@ void EventLoop::clearTimer(ContextState& state, std::uint32_t id) {
   auto it = timers_.find(id);
   if (it == timers_.end() || &it->second.app->state != &state) return;  // not this app's timer
   --it->second.app->timerCount;
-  timers_.erase(it);  // its heap entry is skipped when it comes up
+  timers_.erase(it);  // its heap entry is skipped when it comes up, or dropped by compaction
+  compactTimerHeap();
+}
+
+// Cleared timers leave their heap entries until due (up to 24.8 days): rebuild the heap from the
+// live timers once the stale entries outnumber them, so set-and-clear loops cannot grow it.
+void EventLoop::compactTimerHeap() {
+  if (timerHeap_.size() <= 2 * timers_.size() + 1024) return;
+  std::vector<HeapEntry> live;
+  live.reserve(timers_.size());
+  while (!timerHeap_.empty()) {
+    const HeapEntry& e = timerHeap_.top();
+    auto it = timers_.find(e.id);
+    if (it != timers_.end() && it->second.generation == e.generation) live.push_back(e);
+    timerHeap_.pop();
+  }
+  timerHeap_ = decltype(timerHeap_)(std::greater<>(), std::move(live));
 }
 
 void EventLoop::cancelTimersOf(const std::vector<std::uint32_t>& ids, std::uint64_t requestId) {

@@ -107,6 +107,7 @@ class EventLoop final : public TimerHost, public HostOps {
     std::vector<std::uint32_t> timers;  // ids it created (some may be gone): cancelled with it
     v8::Global<v8::Function> abort;  // init.abort, set by the runtime's dispatch
     std::size_t hostOps = 0;
+    bool clientGone = false;  // cancelRequest ran: its failure is expected, not an error
   };
   struct HostOp {
     App* app;
@@ -151,9 +152,11 @@ class EventLoop final : public TimerHost, public HostOps {
   void callBack(std::uint64_t op, const char* method, int argc, v8::Local<v8::Value>* argv,
                 bool last);
   static void waitUntilSettled(const v8::FunctionCallbackInfo<v8::Value>& info);
+  static constexpr int kMaxServiceDepth = 16;
   enum Key { kMethod, kUrl, kHeaders, kBody, kRequestId, kAbort, kKeyCount };
   v8::Local<v8::String> key(Key k);
   void fail(std::uint64_t id, FailureKind kind, const std::string& detail);
+  void compactTimerHeap();
   void cancelTimersOf(const std::vector<std::uint32_t>& ids, std::uint64_t requestId);
   void onSettled(std::uint64_t id, bool fulfilled, v8::Local<v8::Value> value);
   static void settledCallback(const v8::FunctionCallbackInfo<v8::Value>& info);

@@ -29,6 +29,7 @@ bool Executor::submit(RequestJob& job) {
   if (stopping_.load(std::memory_order_relaxed)) return false;
   // Count before the push so the executor never sees a finished job it has not counted.
   pending_.fetch_add(1, std::memory_order_relaxed);
+  if (job.received == std::chrono::steady_clock::time_point{}) job.received = clock_.now();
   auto original = job.done;
   job.done = [this, original](AppResponse r) {
     pending_.fetch_sub(1, std::memory_order_relaxed);

@@ -91,10 +91,15 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
  public:
   Op(FetchClient& client, std::uint64_t id, FetchInit init)
       : client_(client), impl_(*client.impl_), id_(id), init_(std::move(init)),
-        resolver_(impl_.io), tcp_(impl_.io) {
-    parser_.body_limit(client_.options_.maxResponseBytes);
-    parser_.header_limit(64 * 1024);
+        resolver_(impl_.io), tcp_(impl_.io), deadlineTimer_(impl_.io) {
+    newParser();
     buffer_.resize(client_.options_.chunkBytes);
+  }
+
+  void newParser() {
+    parser_.emplace();
+    parser_->body_limit(client_.options_.maxResponseBytes);
+    parser_->header_limit(64 * 1024);
   }
 
   void start() {
@@ -102,6 +107,15 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
     if (!url) return fail("network", "unsupported or malformed URL " + init_.url);
     url_ = *url;
     deadline_ = std::chrono::steady_clock::now() + init_.timeout;
+    // The whole exchange is bounded, including time the app spends not reading the body: an
+    // operation nobody pulls would otherwise hold its socket forever.
+    deadlineTimer_.expires_at(deadline_);
+    deadlineTimer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (!ec) {
+        self->fail("timeout", "the exchange with " + self->url_.hostHeader + " took longer than " +
+                                  std::to_string(self->init_.timeout.count()) + " ms");
+      }
+    });
     resolver_.async_resolve(url_.host, std::to_string(url_.port),
                             [self = shared_from_this()](beast::error_code ec,
                                                         tcp::resolver::results_type results) {
@@ -198,9 +212,9 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
   }
 
   void readHead() {
-    if (init_.method == "HEAD") parser_.skip(true);
+    if (init_.method == "HEAD") parser_->skip(true);
     withStream([&](auto& stream) {
-      http::async_read_header(stream, readBuffer_, parser_,
+      http::async_read_header(stream, readBuffer_, *parser_,
                               [self = shared_from_this()](beast::error_code ec, std::size_t) {
                                 self->onHead(ec);
                               });
@@ -210,7 +224,13 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
   void onHead(beast::error_code ec) {
     if (finished_) return;
     if (ec) return failIo(ec, "reading the response from " + url_.hostHeader);
-    auto& res = parser_.get();
+    int status = static_cast<int>(parser_->get().result_int());
+    if (status >= 100 && status < 200 && status != 101) {
+      // An interim response (100 Continue, 103 Early Hints): the real one follows.
+      newParser();
+      return readHead();
+    }
+    auto& res = parser_->get();
     FetchEvent head;
     head.op = id_;
     head.kind = FetchEvent::Kind::kHead;
@@ -219,15 +239,15 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
     for (const auto& field : res) {
       head.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
     }
-    bodyDone_ = parser_.is_done();
+    bodyDone_ = parser_->is_done();
     client_.emit(std::move(head));
   }
 
   void readSome() {
-    parser_.get().body().data = buffer_.data();
-    parser_.get().body().size = buffer_.size();
+    parser_->get().body().data = buffer_.data();
+    parser_->get().body().size = buffer_.size();
     withStream([&](auto& stream) {
-      http::async_read(stream, readBuffer_, parser_,
+      http::async_read(stream, readBuffer_, *parser_,
                        [self = shared_from_this()](beast::error_code ec, std::size_t) {
                          self->onBody(ec);
                        });
@@ -242,8 +262,8 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
                                    std::to_string(client_.options_.maxResponseBytes) + " bytes");
     }
     if (ec) return failIo(ec, "reading the response body from " + url_.hostHeader);
-    std::size_t got = buffer_.size() - parser_.get().body().size;
-    bodyDone_ = parser_.is_done();
+    std::size_t got = buffer_.size() - parser_->get().body().size;
+    bodyDone_ = parser_->is_done();
     if (got == 0) {
       if (bodyDone_) return end();
       return readSome();  // framing only (chunk sizes); read on
@@ -287,6 +307,7 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
 
   void close() {
     beast::error_code ignored;
+    deadlineTimer_.cancel();
     resolver_.cancel();
     if (tls_) {
       beast::get_lowest_layer(*tls_).socket().close(ignored);
@@ -307,7 +328,8 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
   std::optional<beast::ssl_stream<beast::tcp_stream>> tls_;
   http::request<http::string_body> request_;
   beast::flat_buffer readBuffer_;
-  http::response_parser<http::buffer_body> parser_;
+  std::optional<http::response_parser<http::buffer_body>> parser_;
+  asio::steady_timer deadlineTimer_;
   std::vector<char> buffer_;
   bool bodyDone_ = false;
   bool finished_ = false;

@@ -1,6 +1,7 @@
 #pragma once
 // A request handed to an executor, with the function that takes its answer.
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 
@@ -14,6 +15,11 @@ struct RequestJob {
   std::function<void(AppResponse)> done;
   // Names the request for Executor::cancel; 0: not cancellable.
   std::uint64_t cancelKey = 0;
+  // When the executor accepted it: its wall-clock deadline counts from here, so time spent
+  // waiting behind another request's turn counts too.
+  std::chrono::steady_clock::time_point received{};
+  // Service-binding calls between this request and the client's (0 for a client's request).
+  int depth = 0;
 };
 
 }  // namespace isolane

@@ -61,6 +61,14 @@ std::uint64_t cpuTimeMicros() {
 
 // Head, chunks and end go out in one write: one syscall for a small response, not three.
 void sendResponse(FrameWriter& out, std::uint64_t id, const AppResponse& r, std::size_t max) {
+  if (r.failure == FailureKind::kNone && r.body.size() > kMaxResponseBodyBytes) {
+    out.send(encodeFailure(id, FailureKind::kInternal,
+                           "response body of " + std::to_string(r.body.size()) +
+                               " bytes exceeds the limit of " +
+                               std::to_string(kMaxResponseBodyBytes) + " bytes",
+                           max));
+    return;
+  }
   if (r.failure != FailureKind::kNone) {
     out.send(encodeFailure(id, r.failure, r.failureDetail, max));
     return;

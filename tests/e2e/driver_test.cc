@@ -181,6 +181,16 @@ TEST_F(DriverTest, ServiceBindingCallsTheOtherAppWithoutANetworkHop) {
   EXPECT_NE(r.body().find(R"("url":"http://b.internal/echo?from=caller")"), std::string::npos);
 }
 
+TEST_F(DriverTest, AServiceBindingCycleIsCutAndTheServerServesOn) {
+  AppConfig loop = app("loop", "self_caller.js", "/loop");
+  loop.services = {{"SELF", "loop"}};
+  start({loop, app("hello", "hello.js", "/h")});
+  Response r = get(port_, "/loop/");
+  EXPECT_EQ(r.result_int(), 508) << r.body();
+  EXPECT_NE(r.body().find("nested more than 16 deep"), std::string::npos) << r.body();
+  EXPECT_EQ(get(port_, "/h/x").body(), "hello /x");
+}
+
 TEST_F(DriverTest, WaitUntilWorkGoesOnAfterTheResponse) {
   Upstream upstream(1ms);
   start({fetcher(upstream)});

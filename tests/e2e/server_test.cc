@@ -140,6 +140,14 @@ TEST_F(ServerTest, HeadHasLengthButNoBody) {
   EXPECT_EQ(c.request("GET", "/hello/after").body(), "hello /after");  // framing intact
 }
 
+TEST_F(ServerTest, HeadAnsweredByTheServerHasNoBody) {
+  startDefault();
+  HttpConnection c(port_);
+  c.send("HEAD /nothing-here HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(c.readHead().result_int(), 404);
+  EXPECT_EQ(c.request("GET", "/hello/next").body(), "hello /next");  // framing intact
+}
+
 TEST_F(ServerTest, UnmountedPathIs404) {
   startDefault();
   EXPECT_EQ(get(port_, "/nothing-here").result_int(), 404);
