@@ -16,8 +16,24 @@ namespace http = beast::http;
 namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
 
+// An idle keep-alive connection to an http: origin, for the next exchange with it. Reusing
+// connections keeps a busy app from opening (and leaving in TIME_WAIT) one socket per fetch,
+// which runs a machine out of ephemeral ports at a few thousand fetches a second.
+struct IdleConnection {
+  tcp::socket socket;
+  tcp::endpoint remote;
+  std::chrono::steady_clock::time_point since;
+};
+
 struct FetchClient::Impl {
   asio::io_context io;
+  // key "host:port" -> idle connections, newest last (reactor thread only)
+  std::unordered_map<std::string, std::vector<IdleConnection>> idle;
+  std::size_t idleCount = 0;
+  static constexpr std::size_t kMaxIdle = 256;
+  static constexpr std::size_t kMaxIdlePerOrigin = 64;
+  // Servers commonly drop idle connections after 5 s; reuse only younger ones.
+  static constexpr std::chrono::seconds kIdleFor{4};
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work{io.get_executor()};
   ssl::context tls{ssl::context::tls_client};
   std::unordered_map<std::uint64_t, std::shared_ptr<FetchClient::Op>> ops;  // reactor thread only
@@ -91,7 +107,8 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
  public:
   Op(FetchClient& client, std::uint64_t id, FetchInit init)
       : client_(client), impl_(*client.impl_), id_(id), init_(std::move(init)),
-        resolver_(impl_.io), tcp_(impl_.io), deadlineTimer_(impl_.io) {
+        resolver_(impl_.io), deadlineTimer_(impl_.io) {
+    tcp_.emplace(impl_.io);
     newParser();
     buffer_.resize(client_.options_.chunkBytes);
   }
@@ -106,6 +123,7 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
     auto url = splitUrl(init_.url);
     if (!url) return fail("network", "unsupported or malformed URL " + init_.url);
     url_ = *url;
+    originKey_ = url_.host + ":" + std::to_string(url_.port);
     deadline_ = std::chrono::steady_clock::now() + init_.timeout;
     // The whole exchange is bounded, including time the app spends not reading the body: an
     // operation nobody pulls would otherwise hold its socket forever.
@@ -116,6 +134,35 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
                                   std::to_string(self->init_.timeout.count()) + " ms");
       }
     });
+    if (!url_.https && takeIdle()) return write();
+    resolve();
+  }
+
+  // A pooled connection to this origin whose address this op's policy allows, if any.
+  bool takeIdle() {
+    auto it = impl_.idle.find(originKey_);
+    if (it == impl_.idle.end()) return false;
+    auto now = std::chrono::steady_clock::now();
+    while (!it->second.empty()) {
+      IdleConnection conn = std::move(it->second.back());
+      it->second.pop_back();
+      --impl_.idleCount;
+      bool fresh = now - conn.since < Impl::kIdleFor;
+      if (fresh && !init_.policy.refuse(url_.host, url_.port, conn.remote.address())) {
+        tcp_.emplace(std::move(conn.socket));
+        remote_ = conn.remote;
+        reused_ = true;
+        armTimer();
+        return true;
+      }
+      beast::error_code ignored;
+      conn.socket.close(ignored);
+    }
+    return false;
+  }
+
+  void resolve() {
+    reused_ = false;
     resolver_.async_resolve(url_.host, std::to_string(url_.port),
                             [self = shared_from_this()](beast::error_code ec,
                                                         tcp::resolver::results_type results) {
@@ -137,14 +184,14 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
     if (tls_) {
       f(*tls_);
     } else {
-      f(tcp_);
+      f(*tcp_);
     }
   }
 
   void armTimer() {
     auto left = deadline_ - std::chrono::steady_clock::now();
     if (left <= std::chrono::steady_clock::duration::zero()) left = std::chrono::milliseconds(1);
-    tcp_.expires_after(left);
+    tcp_->expires_after(left);
   }
 
   void onResolve(beast::error_code ec, tcp::resolver::results_type results) {
@@ -164,8 +211,9 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
       return fail("policy", refusal.empty() ? "no address for " + url_.host : refusal);
     }
     armTimer();
-    tcp_.async_connect(allowed, [self = shared_from_this()](beast::error_code ec,
-                                                            const tcp::endpoint&) {
+    tcp_->async_connect(allowed, [self = shared_from_this()](beast::error_code ec,
+                                                            const tcp::endpoint& remote) {
+      self->remote_ = remote;
       self->onConnect(ec);
     });
   }
@@ -174,7 +222,7 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
     if (finished_) return;
     if (ec) return failIo(ec, "cannot connect to " + url_.hostHeader);
     if (!url_.https) return write();
-    tls_.emplace(std::move(tcp_), impl_.tls);
+    tls_.emplace(std::move(*tcp_), impl_.tls);
     // SNI and the certificate's host name are checked against the URL's host.
     SSL_set_tlsext_host_name(tls_->native_handle(), url_.host.c_str());
     tls_->set_verify_mode(ssl::verify_peer);
@@ -196,7 +244,8 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
     for (const auto& [name, value] : init_.headers) {
       if (!skipRequestHeader(name)) request_.insert(name, value);
     }
-    request_.set(http::field::connection, "close");
+    // http: keeps the connection for the next exchange; https: closes (not pooled yet).
+    if (url_.https) request_.set(http::field::connection, "close");
     request_.body() = std::move(init_.body);
     if (!request_.body().empty() || init_.method == "POST" || init_.method == "PUT" ||
         init_.method == "PATCH") {
@@ -205,6 +254,7 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
     withStream([&](auto& stream) {
       http::async_write(stream, request_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
         if (self->finished_) return;
+        if (ec && self->retryFresh()) return;
         if (ec) return self->failIo(ec, "sending the request to " + self->url_.hostHeader);
         self->readHead();
       });
@@ -221,8 +271,26 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
     });
   }
 
+  // A pooled connection the server had closed meanwhile fails at once: nothing of this request
+  // was processed, so it is sent again on a new connection.
+  bool retryFresh() {
+    if (!reused_) return false;
+    beast::error_code ignored;
+    tcp_->socket().close(ignored);
+    tcp_.emplace(impl_.io);
+    readBuffer_.clear();
+    newParser();
+    resolve();
+    return true;
+  }
+
   void onHead(beast::error_code ec) {
     if (finished_) return;
+    if (ec && (ec == http::error::end_of_stream || ec == asio::error::connection_reset ||
+               ec == asio::error::eof) &&
+        retryFresh()) {
+      return;
+    }
     if (ec) return failIo(ec, "reading the response from " + url_.hostHeader);
     int status = static_cast<int>(parser_->get().result_int());
     if (status >= 100 && status < 200 && status != 101) {
@@ -282,6 +350,18 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
     e.op = id_;
     e.kind = FetchEvent::Kind::kEnd;
     client_.emit(std::move(e));
+    // The whole body was read and the server keeps the connection: pool it.
+    if (!url_.https && parser_->is_done() && parser_->get().keep_alive() &&
+        readBuffer_.size() == 0 && impl_.idleCount < Impl::kMaxIdle) {
+      auto& list = impl_.idle[originKey_];
+      if (list.size() < Impl::kMaxIdlePerOrigin) {
+        tcp_->expires_never();
+        list.push_back(IdleConnection{tcp_->release_socket(), remote_,
+                                      std::chrono::steady_clock::now()});
+        ++impl_.idleCount;
+        tcp_.emplace(impl_.io);
+      }
+    }
     close();
   }
 
@@ -312,7 +392,7 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
     if (tls_) {
       beast::get_lowest_layer(*tls_).socket().close(ignored);
     } else {
-      tcp_.socket().close(ignored);
+      tcp_->socket().close(ignored);
     }
     client_.ended(id_);
   }
@@ -322,9 +402,12 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
   const std::uint64_t id_;
   FetchInit init_;
   ParsedUrl url_;
+  std::string originKey_;
+  tcp::endpoint remote_;
+  bool reused_ = false;  // the connection came from the idle pool
   std::chrono::steady_clock::time_point deadline_;
   tcp::resolver resolver_;
-  beast::tcp_stream tcp_;
+  std::optional<beast::tcp_stream> tcp_;
   std::optional<beast::ssl_stream<beast::tcp_stream>> tls_;
   http::request<http::string_body> request_;
   beast::flat_buffer readBuffer_;
