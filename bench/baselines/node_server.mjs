@@ -1,24 +1,57 @@
-// The Node 20 baseline: a plain node:http server (the strongest Node setup, not a Request/Response
-// adapter) producing the same bodies as the bench apps. `node node_server.mjs PORT UPSTREAM_URL`
+// The Node 20 baseline: a plain node:http server in one process (the strongest Node setup, not a
+// Request/Response adapter) producing the same bodies as the bench apps, from the same shared code
+// (bench/apps/shared.js, and for /ssr the bundled bench/apps/ssr/render.jsx).
+//   node node_server.mjs PORT [UPSTREAM_URL] [SSR_RENDER_MODULE]
+// Routes by path prefix: /json, /ssr?n=N, /async, /upstream, /stream; anything else is hello.
+// /upstream needs UPSTREAM_URL, /ssr needs SSR_RENDER_MODULE (build/bench/ssr-render.mjs); they
+// are optional so that cold start measures a bare hello server.
 import http from 'node:http';
+import { once } from 'node:events';
+import { pathToFileURL } from 'node:url';
+import path from 'node:path';
+import {
+  ASYNC_BODY, ASYNC_DELAY_MS, HELLO, makeItems, STREAM_CHUNKS, streamChunk,
+} from '../apps/shared.js';
 
-const [port, upstream] = process.argv.slice(2);
-const hello = 'Hello from isolane\n';
+const [port, upstream, ssrModule] = process.argv.slice(2);
+const ssr = ssrModule ? await import(pathToFileURL(path.resolve(ssrModule)).href) : null;
+
+async function handle(req, res) {
+  const url = req.url;
+  if (url.startsWith('/json')) {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(makeItems()));
+  } else if (url.startsWith('/ssr')) {
+    const n = ssr.parseCount(new URL(url, 'http://localhost').searchParams.get('n'));
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(ssr.renderPage(n));
+  } else if (url.startsWith('/async')) {
+    await new Promise((resolve) => setTimeout(resolve, ASYNC_DELAY_MS));
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end(ASYNC_BODY);
+  } else if (url.startsWith('/upstream')) {
+    const r = await fetch(upstream);
+    const text = await r.text();
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end(text);
+  } else if (url.startsWith('/stream')) {
+    // Chunk by chunk, honouring backpressure, as a streaming producer would.
+    res.writeHead(200, { 'content-type': 'application/octet-stream' });
+    for (let i = 0; i < STREAM_CHUNKS; i++) {
+      if (!res.write(streamChunk(i))) await once(res, 'drain');
+    }
+    res.end();
+  } else {
+    res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
+    res.end(HELLO);
+  }
+}
 
 http
-  .createServer(async (req, res) => {
-    if (req.url.startsWith('/async')) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      res.writeHead(200, { 'content-type': 'text/plain' });
-      res.end('async done\n');
-    } else if (req.url.startsWith('/upstream')) {
-      const r = await fetch(upstream);
-      const text = await r.text();
-      res.writeHead(200, { 'content-type': 'text/plain' });
-      res.end(text);
-    } else {
-      res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
-      res.end(hello);
-    }
+  .createServer((req, res) => {
+    handle(req, res).catch((err) => {
+      if (!res.headersSent) res.writeHead(500);
+      res.end(String(err));
+    });
   })
   .listen(Number(port), '127.0.0.1');
