@@ -1,5 +1,5 @@
 // Micro benchmarks (Google Benchmark): the pieces a request crosses. Not part of the test suite;
-// run with `build/bench/micro_bench` (bench/run prints them too).
+// run with `build/bench/micro_bench` (bench/run reports the new-isolate-ready figure).
 
 #include <benchmark/benchmark.h>
 
