@@ -262,6 +262,25 @@ TEST_F(ExecutorTest, ConcurrentTimerRequestsInterleave) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
 }
 
+TEST_F(ExecutorTest, WorkResumedInAnotherRequestsTurnStaysWithItsOwnRequest) {
+  ASSERT_TRUE(load("s", "shared_promise.js"));
+  std::vector<std::future<AppResponse>> answers;
+  for (int i = 0; i < 3; ++i) {
+    auto promise = std::make_shared<std::promise<AppResponse>>();
+    answers.push_back(promise->get_future());
+    RequestJob job{AppRequest{"s", "r" + std::to_string(i), "GET", "http://x/", {}, ""},
+                   [promise](AppResponse r) { promise->set_value(std::move(r)); }};
+    ASSERT_TRUE(executor_->submit(job));
+  }
+  // The shared timer fires in the first request's turn and resumes all three; the timers the
+  // second and third then set are theirs, so the first one's end does not cancel them.
+  for (auto& a : answers) {
+    AppResponse r = a.get();
+    EXPECT_EQ(r.failure, FailureKind::kNone) << failureCode(r.failure) << " " << r.failureDetail;
+    EXPECT_EQ(r.body, "own timer fired");
+  }
+}
+
 TEST_F(ExecutorTest, ConsoleIsTaggedWithAppAndRequest) {
   ASSERT_TRUE(load("c", "console.js"));
   EXPECT_EQ(call("c", "/").body, "logged");

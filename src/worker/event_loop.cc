@@ -60,12 +60,18 @@ void EventLoop::turn(App& app, std::uint64_t requestId, Body&& body) {
   bool terminated;
   {
     JsScope js(owner_, app.web.context);
+    // Promise reactions created in this turn remember the request; when one runs later, in
+    // whichever turn, V8 restores it, so work it starts belongs to its own request.
+    js.context()->SetContinuationPreservedEmbedderData(
+        requestId ? v8::Local<v8::Value>(v8::Number::New(isolate, static_cast<double>(requestId)))
+                  : v8::Local<v8::Value>(v8::Undefined(isolate)));
     v8::TryCatch tryCatch(isolate);
     body(js, tryCatch);
     if (!tryCatch.HasTerminated() && !isolate->IsExecutionTerminating()) {
       isolate->PerformMicrotaskCheckpoint();
     }
     terminated = tryCatch.HasTerminated() || isolate->IsExecutionTerminating();
+    js.context()->SetContinuationPreservedEmbedderData(v8::Undefined(isolate));
   }
   bool byWatchdog = watchdog_.disarm();
   if (terminated || byWatchdog) isolate->CancelTerminateExecution();
@@ -428,8 +434,19 @@ void EventLoop::cancelRequest(std::uint64_t cancelKey) {
   }
 }
 
+std::uint64_t EventLoop::owningRequest(ContextState& state) {
+  v8::Isolate* isolate = owner_.isolate();
+  v8::Local<v8::Value> data = isolate->GetCurrentContext()->GetContinuationPreservedEmbedderData();
+  if (!data.IsEmpty() && data->IsNumber()) {
+    auto id = static_cast<std::uint64_t>(data.As<v8::Number>()->Value());
+    // A request that has ended owns nothing more: its leftovers go with the running turn's.
+    if (requests_.count(id)) return id;
+  }
+  return state.currentRequest;
+}
+
 bool EventLoop::overOpLimit(ContextState& state) {
-  auto it = requests_.find(state.currentRequest);
+  auto it = requests_.find(owningRequest(state));
   if (it == requests_.end() || it->second.hostOps < options_.maxHostOpsPerRequest) return false;
   v8::Isolate* isolate = owner_.isolate();
   std::string message = "too many fetches and service calls in flight for one request (" +
@@ -442,7 +459,7 @@ bool EventLoop::overOpLimit(ContextState& state) {
 std::uint64_t EventLoop::registerOp(ContextState& state, v8::Local<v8::Object> callbacks,
                                     bool service, std::uint64_t id) {
   App* app = appByState_.at(&state);
-  std::uint64_t request = state.currentRequest;
+  std::uint64_t request = owningRequest(state);
   hostOps_.emplace(id, HostOp{app, request,
                               v8::Global<v8::Object>(owner_.isolate(), callbacks), service});
   if (auto it = requests_.find(request); it != requests_.end()) ++it->second.hostOps;
@@ -484,7 +501,7 @@ void EventLoop::serviceFetch(ContextState& state, AppRequest request,
   if (overOpLimit(state)) return;
   std::uint64_t op = registerOp(state, callbacks, true, nextServiceOp_++);
   int depth = 0;
-  if (auto it = requests_.find(state.currentRequest); it != requests_.end()) {
+  if (auto it = requests_.find(owningRequest(state)); it != requests_.end()) {
     depth = it->second.job.depth + 1;
   }
   if (depth > kMaxServiceDepth) {
@@ -673,9 +690,10 @@ std::uint32_t EventLoop::setTimer(ContextState& state, v8::Local<v8::Function> f
       std::chrono::duration<double, std::milli>(std::max(delayMs, 1.0)));
   if (delayMs > 2147483647.0) interval = std::chrono::milliseconds(2147483647);
   std::uint64_t generation = ++timerSeq_;
-  timers_.emplace(id, Timer{app, state.currentRequest, v8::Global<v8::Function>(isolate, fn),
-                            interval, repeat, generation});
-  if (auto r = requests_.find(state.currentRequest); r != requests_.end()) {
+  std::uint64_t owner = owningRequest(state);
+  timers_.emplace(id, Timer{app, owner, v8::Global<v8::Function>(isolate, fn), interval, repeat,
+                            generation});
+  if (auto r = requests_.find(owner); r != requests_.end()) {
     std::vector<std::uint32_t>& own = r->second.timers;
     if (own.size() >= 1024 && own.size() % 1024 == 0) {  // drop ids cleared since
       own.erase(std::remove_if(own.begin(), own.end(),

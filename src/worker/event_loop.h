@@ -147,6 +147,9 @@ class EventLoop final : public TimerHost, public HostOps {
   // Throws a RangeError into JavaScript and returns true when the current request already has
   // maxHostOpsPerRequest operations in flight (the bound of the service-call queue).
   bool overOpLimit(ContextState& state);
+  // The request the running JavaScript works for: the one whose promise reaction is running
+  // (V8's continuation-preserved data), else the turn's.
+  std::uint64_t owningRequest(ContextState& state);
   std::uint64_t registerOp(ContextState& state, v8::Local<v8::Object> callbacks, bool service,
                            std::uint64_t id);
   void callBack(std::uint64_t op, const char* method, int argc, v8::Local<v8::Value>* argv,
