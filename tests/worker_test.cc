@@ -165,6 +165,17 @@ TEST_F(ExecutorTest, InfiniteLoopIsTerminatedAlone) {
   }
 }
 
+TEST_F(ExecutorTest, MicrotasksLeftByATerminatedTurnDieWithIt) {
+  ASSERT_TRUE(load("h", "hostile.js"));
+  ASSERT_TRUE(load("hello", "hello.js"));
+  AppResponse r = call("h", "/microtask-loop");
+  EXPECT_EQ(r.failure, FailureKind::kCpuLimit) << r.failureDetail;
+  // The next request, of another app, is not charged with the leftover microtask.
+  AppResponse next = call("hello", "/after");
+  EXPECT_EQ(next.failure, FailureKind::kNone) << failureCode(next.failure) << " " << next.failureDetail;
+  EXPECT_EQ(next.body, "hello /after");
+}
+
 TEST_F(ExecutorTest, DeepRecursionIsAnError) {
   ASSERT_TRUE(load("h", "hostile.js"));
   AppResponse r = call("h", "/recursion");

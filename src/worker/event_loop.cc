@@ -74,6 +74,14 @@ void EventLoop::turn(App& app, std::uint64_t requestId, Body&& body) {
     js.context()->SetContinuationPreservedEmbedderData(v8::Undefined(isolate));
   }
   bool byWatchdog = watchdog_.disarm();
+  if (terminated) {
+    // Microtasks the terminated code queued must die with it, not run in the next turn on
+    // another request's budget. V8 empties the queue when a checkpoint is terminated.
+    v8::Isolate::Scope isolateScope(isolate);
+    v8::HandleScope handles(isolate);
+    isolate->TerminateExecution();
+    isolate->PerformMicrotaskCheckpoint();
+  }
   if (terminated || byWatchdog) isolate->CancelTerminateExecution();
   bool heap = owner_.takeHeapLimitHit();
   nanoseconds used = threadCpuTime() - cpuStart;
