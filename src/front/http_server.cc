@@ -275,7 +275,7 @@ class Session : public std::enable_shared_from_this<Session> {
     write(simpleResponse(status, std::move(body), requestId_, version_ ? version_ : 11));
   }
 
-  void write(std::shared_ptr<http::response<http::string_body>> res) {
+  void write(const std::shared_ptr<http::response<http::string_body>>& res) {
     // HEAD: the head of what GET would get, never a body (Content-Length is already set).
     if (isHead_) res->body().clear();
     bool keep = keepAlive_ && !server_.stopping;

@@ -48,8 +48,8 @@ struct HttpServerOptions {
   std::string host = "127.0.0.1";
   std::uint16_t port = 8080;                       // 0: any free port (tests)
   std::size_t reactorThreads = 1;
-  std::size_t maxHeaderBytes = 16 * 1024;          // over: 431
-  std::size_t maxBodyBytes = 1024 * 1024;          // over: 413
+  std::size_t maxHeaderBytes = std::size_t{16} * 1024;         // over: 431
+  std::size_t maxBodyBytes = std::size_t{1024} * 1024;         // over: 413
   std::chrono::milliseconds headerTimeout{10'000};  // a request's head must arrive within this
   std::chrono::milliseconds bodyTimeout{30'000};    // and its body within this
   std::chrono::milliseconds idleTimeout{30'000};    // keep-alive connection with no request

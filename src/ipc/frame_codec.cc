@@ -117,7 +117,7 @@ Result<std::string> encodeFailure(std::uint64_t id, FailureKind kind, const std:
                                   std::size_t max) {
   FlatBufferBuilder fbb(256);
   // A detail is log text; cap it so a huge exception message cannot make the frame itself fail.
-  std::string capped = detail.size() > 64 * 1024 ? detail.substr(0, 64 * 1024) + "..." : detail;
+  std::string capped = detail.size() > std::size_t{64} * 1024 ? detail.substr(0, std::size_t{64} * 1024) + "..." : detail;
   auto m = wire::CreateFailure(fbb, id, static_cast<std::uint8_t>(kind), fbb.CreateString(capped));
   return finish(fbb, wire::Message::Failure, m.Union(), max);
 }
@@ -148,7 +148,7 @@ Result<std::string> encodeShutdown(std::uint32_t drainMs, std::size_t max) {
 
 FrameReader::Next FrameReader::next(const wire::Frame** frame, std::string* error) {
   // Drop what the previous call handed out; compact only when it is worth it.
-  if (consumed_ > 0 && (consumed_ >= buffer_.size() || consumed_ > 64 * 1024)) {
+  if (consumed_ > 0 && (consumed_ >= buffer_.size() || consumed_ > std::size_t{64} * 1024)) {
     buffer_.erase(0, consumed_);
     consumed_ = 0;
   }

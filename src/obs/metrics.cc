@@ -153,7 +153,7 @@ Family<Histogram>& MetricsRegistry::histogram(const std::string& name, const std
   std::lock_guard<std::mutex> lock(mutex_);
   histograms_.push_back(std::make_unique<Family<Histogram>>(
       name, help, std::move(labels),
-      [bounds] { return std::make_unique<Histogram>(bounds); }));
+      [bounds = std::move(bounds)] { return std::make_unique<Histogram>(bounds); }));
   return *histograms_.back();
 }
 

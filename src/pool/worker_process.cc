@@ -39,6 +39,7 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(const std::vector<st
   posix_spawnattr_setsigdefault(&attr, &all);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = -1;
@@ -116,7 +117,7 @@ std::string WorkerProcess::reap() {
 
 void WorkerProcess::readLoop() {
   FrameReader reader(maxFrameBytes_);
-  std::string buffer(64 * 1024, '\0');
+  std::string buffer(std::size_t{64} * 1024, '\0');
   std::string reason;
   for (;;) {
     ssize_t n = ::read(fd_, buffer.data(), buffer.size());

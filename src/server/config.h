@@ -29,7 +29,7 @@ struct ServerConfig {
   std::uint16_t listenPort = 8080;
   std::size_t reactorThreads = 1;
   std::size_t executorThreads = 1;
-  std::size_t maxBodyBytes = 1024 * 1024;
+  std::size_t maxBodyBytes = std::size_t{1024} * 1024;
   std::chrono::milliseconds headerTimeout{10'000};
   std::chrono::milliseconds bodyTimeout{30'000};
   std::chrono::milliseconds idleTimeout{30'000};

@@ -194,7 +194,7 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
     tcp_->expires_after(left);
   }
 
-  void onResolve(beast::error_code ec, tcp::resolver::results_type results) {
+  void onResolve(beast::error_code ec, const tcp::resolver::results_type& results) {
     if (finished_) return;
     if (ec) return fail("network", "cannot resolve " + url_.host + ": " + ec.message());
     std::vector<tcp::endpoint> allowed;

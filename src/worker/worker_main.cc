@@ -107,7 +107,7 @@ int runWorkerProcess(const WorkerProcessOptions& options) {
   ConsoleLog console;
   Executor executor(options.executor, console);
   FrameReader reader(max);
-  std::string buffer(64 * 1024, '\0');
+  std::string buffer(std::size_t{64} * 1024, '\0');
   for (;;) {
     ssize_t n = ::read(options.fd, buffer.data(), buffer.size());
     if (n < 0 && errno == EINTR) continue;
@@ -145,7 +145,7 @@ int runWorkerProcess(const WorkerProcessOptions& options) {
                              headersFrom(m->headers()), ""};
           if (m->body()) request.body.assign(m->body()->begin(), m->body()->end());
           RequestJob job{std::move(request),
-                         [&out, id, max](AppResponse r) { sendResponse(out, id, r, max); }, id};
+                         [&out, id, max](const AppResponse& r) { sendResponse(out, id, r, max); }, id};
           if (!executor.submit(job)) {
             out.send(encodeFailure(id, FailureKind::kOverloaded, "worker queue is full", max));
           }
