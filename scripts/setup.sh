@@ -20,7 +20,7 @@ PACKAGES=(
   libboost1.74-dev libssl-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libtomlplusplus-dev libflatbuffers-dev flatbuffers-compiler libgtest-dev libgmock-dev
   libbenchmark-dev clang libclang-rt-14-dev
-  clang-format clang-tidy
+  clang-format clang-tidy openssl
   libuv1 libicu72 libc-ares2 libnghttp2-14 libbrotli1 libssl3 zlib1g
   nodejs npm
 )

@@ -11,6 +11,7 @@
 
 #include "e2e/http_client.h"
 #include "e2e/test_apps.h"
+#include "e2e/subprocess.h"
 #include "e2e/upstream.h"
 #include "pool/subprocess_backend.h"
 #include "server/server.h"
@@ -200,6 +201,43 @@ TEST_F(DriverTest, WaitUntilWorkGoesOnAfterTheResponse) {
   for (int i = 0; i < 3000 && upstream.requests() == 0; ++i) std::this_thread::sleep_for(1ms);
   ASSERT_EQ(upstream.requests(), 1);
   EXPECT_EQ(upstream.paths()[0], "/late");
+}
+
+// A free loopback port (bound and released; the test binds it again at once).
+std::uint16_t freePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+TEST_F(DriverTest, HttpsVerifiesTheUpstreamCertificate) {
+  // A TLS upstream with a self-signed certificate (openssl, from Debian): refused by
+  // verification, with the reason as the error's cause.
+  std::string dir = ::testing::TempDir();
+  test::ChildProcess gen({"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+                          "-subj", "/CN=localhost", "-days", "1", "-keyout", dir + "/tls.key",
+                          "-out", dir + "/tls.crt"});
+  ASSERT_EQ(gen.wait(30s), 0) << gen.err();
+  std::uint16_t port = freePort();
+  test::ChildProcess tls({"/usr/bin/openssl", "s_server", "-accept", std::to_string(port), "-cert",
+                          dir + "/tls.crt", "-key", dir + "/tls.key", "-www"});
+  AppConfig a = app("f", "fetch_error.js", "/");
+  a.fetchAllow = {"localhost", "127.0.0.1"};
+  start({a});
+  std::string body;
+  for (int i = 0; i < 100; ++i) {  // until s_server listens
+    body = get(port_, "/?url=https://localhost:" + std::to_string(port) + "/").body();
+    if (body.find("connect") == std::string::npos) break;
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_NE(body.find("fetch failed"), std::string::npos) << body;
+  EXPECT_NE(body.find("certificate verify failed"), std::string::npos) << body;
 }
 
 TEST(FetchPolicy, NamesTheRangeOfEveryNonPublicAddress) {
