@@ -381,7 +381,6 @@ std::uint16_t HttpServer::port() const {
   return ec ? 0 : ep.port();
 }
 
-std::size_t HttpServer::openConnections() const { return impl_->connections; }
 
 void HttpServer::stop(std::chrono::milliseconds drain, const std::function<void()>& drained) {
   Impl& s = *impl_;

@@ -75,8 +75,6 @@ class HttpServer {
   // answers, closes every connection and joins the reactor threads.
   void stop(std::chrono::milliseconds drain, const std::function<void()>& drained = {});
 
-  // Safe from any thread.
-  std::size_t openConnections() const;
 
   struct Impl;
 

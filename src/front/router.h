@@ -29,8 +29,6 @@ class Router {
   // `target` is the origin-form request target ("/path?query").
   std::optional<Route> resolve(std::string_view host, std::string_view target) const;
 
-  const std::vector<Mount>& mounts() const { return mounts_; }
-
  private:
   std::vector<Mount> mounts_;  // longest prefix first, host-specific before any-host
 };

@@ -133,10 +133,10 @@ void SubprocessBackend::release(std::size_t n) {
 
 std::size_t SubprocessBackend::inFlight() const { return admitted_.load(); }
 
-// The live worker with the fewest requests in flight that still has room; on a tie the one that
-// has the app loaded, then the earliest slot. Starting and dead slots are never picked.
-SubprocessBackend::Slot* SubprocessBackend::pickLocked(const std::string& app) {
-  (void)app;  // every ready worker has every app loaded (start() loads them all); kept for lanes
+// The live worker with the fewest requests in flight that still has room, the earliest slot on a
+// tie. Starting and dead slots are never picked. Every ready worker has every app loaded (each
+// spawn loads them all), so "prefer the worker that has the app" never decides anything yet.
+SubprocessBackend::Slot* SubprocessBackend::pickLocked() {
   Slot* best = nullptr;
   for (auto& s : slots_) {
     if (s->state != SlotState::kReady || s->inFlight >= options_.workerMaxInflight) continue;
@@ -260,7 +260,7 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
     done(AppResponse::failed(FailureKind::kShuttingDown, "the pool is shutting down"));
     return 0;
   }
-  Slot* slot = admitted ? pickLocked(request.app) : nullptr;
+  Slot* slot = admitted ? pickLocked() : nullptr;
   if (!slot) {
     bool anyReady = false;
     for (auto& s : slots_) anyReady |= s->state == SlotState::kReady;
@@ -608,7 +608,8 @@ void SubprocessBackend::stop() {
   for (Queued& q : queued) {
     q.done(AppResponse::failed(FailureKind::kShuttingDown, "the pool is shutting down"));
   }
-  // Workers answer what they still run with SHUTTING_DOWN and exit; the stubborn are killed.
+  // Each worker answers what it runs with SHUTTING_DOWN and exits; one that does not within the
+  // grace is sent SIGKILL.
   auto deadline = std::chrono::steady_clock::now() + options_.shutdownGrace;
   for (auto& p : procs) {
     while (p->alive() && std::chrono::steady_clock::now() < deadline) {

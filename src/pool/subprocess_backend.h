@@ -69,7 +69,7 @@ class SubprocessBackend final : public Backend {
   void onFrame(int slot, std::uint64_t generation, const wire::Frame& frame);
   void onDeath(int slot, std::uint64_t generation, const std::string& reason);
   void killLocked(Slot& slot, const std::string& reason);
-  Slot* pickLocked(const std::string& app);
+  Slot* pickLocked();
   // Dispatches to a worker or queues or sheds; mu_ must not be held.
   // Returns the pending id (the cancel handle), 0 when shed or queued.
   std::uint64_t route(AppRequest request, std::function<void(AppResponse)> done, SteadyTime arrived);

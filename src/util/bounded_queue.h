@@ -37,9 +37,6 @@ class BoundedQueue {
     }
   }
 
-  // Safe from any thread.
-  std::size_t size() { return items_.lock()->items.size(); }
-  std::size_t capacity() const { return capacity_; }
 
  private:
   const std::size_t capacity_;

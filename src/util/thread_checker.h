@@ -12,7 +12,6 @@ class ThreadChecker {
   ThreadChecker() : owner_(std::this_thread::get_id()) {}
 
   bool calledOnOwningThread() const { return std::this_thread::get_id() == owner_; }
-  std::thread::id owner() const { return owner_; }
 
  private:
   std::thread::id owner_;

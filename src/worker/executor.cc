@@ -30,15 +30,8 @@ bool Executor::submit(RequestJob& job) {
   // Count before the push so the executor never sees a finished job it has not counted.
   pending_.fetch_add(1, std::memory_order_relaxed);
   if (job.received == std::chrono::steady_clock::time_point{}) job.received = clock_.now();
-  auto original = job.done;
-  job.done = [this, original](AppResponse r) {
+  if (!requests_.tryPush(job)) {  // the job is left untouched, as promised
     pending_.fetch_sub(1, std::memory_order_relaxed);
-    executions_.fetch_add(1, std::memory_order_relaxed);
-    original(std::move(r));
-  };
-  if (!requests_.tryPush(job)) {
-    pending_.fetch_sub(1, std::memory_order_relaxed);
-    job.done = std::move(original);  // untouched, as promised
     return false;
   }
   doorbell_.ring();
@@ -88,6 +81,13 @@ void Executor::run() {
     while (!jobs.empty()) {
       RequestJob job = std::move(jobs.front());
       jobs.pop_front();
+      // Counted out when answered, on this thread: the submitter's callback is moved, not
+      // copied, once per request.
+      job.done = [this, done = std::move(job.done)](AppResponse r) {
+        pending_.fetch_sub(1, std::memory_order_relaxed);
+        executions_.fetch_add(1, std::memory_order_relaxed);
+        done(std::move(r));
+      };
       if (stopping_) {
         job.done(AppResponse::failed(FailureKind::kShuttingDown, "server is stopping"));
       } else {
@@ -106,6 +106,7 @@ void Executor::run() {
       requests_.close();  // after this drain nothing more can arrive
       requests_.drainInto(jobs);
       for (auto& job : jobs) {
+        pending_.fetch_sub(1, std::memory_order_relaxed);
         job.done(AppResponse::failed(FailureKind::kShuttingDown, "server is stopping"));
       }
       for (auto& command : *commands_.lock()) {

@@ -152,7 +152,6 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
         tcp_.emplace(std::move(conn.socket));
         remote_ = conn.remote;
         reused_ = true;
-        armTimer();
         return true;
       }
       beast::error_code ignored;
@@ -188,12 +187,6 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
     }
   }
 
-  void armTimer() {
-    auto left = deadline_ - std::chrono::steady_clock::now();
-    if (left <= std::chrono::steady_clock::duration::zero()) left = std::chrono::milliseconds(1);
-    tcp_->expires_after(left);
-  }
-
   void onResolve(beast::error_code ec, const tcp::resolver::results_type& results) {
     if (finished_) return;
     if (ec) return fail("network", "cannot resolve " + url_.host + ": " + ec.message());
@@ -210,7 +203,6 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
     if (allowed.empty()) {
       return fail("policy", refusal.empty() ? "no address for " + url_.host : refusal);
     }
-    armTimer();
     tcp_->async_connect(allowed, [self = shared_from_this()](beast::error_code ec,
                                                             const tcp::endpoint& remote) {
       self->remote_ = remote;
@@ -227,7 +219,6 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
     SSL_set_tlsext_host_name(tls_->native_handle(), url_.host.c_str());
     tls_->set_verify_mode(ssl::verify_peer);
     tls_->set_verify_callback(ssl::host_name_verification(url_.host));
-    beast::get_lowest_layer(*tls_).expires_after(deadline_ - std::chrono::steady_clock::now());
     tls_->async_handshake(ssl::stream_base::client,
                           [self = shared_from_this()](beast::error_code ec) {
                             if (self->finished_) return;
@@ -355,7 +346,6 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
         readBuffer_.size() == 0 && impl_.idleCount < Impl::kMaxIdle) {
       auto& list = impl_.idle[originKey_];
       if (list.size() < Impl::kMaxIdlePerOrigin) {
-        tcp_->expires_never();
         list.push_back(IdleConnection{tcp_->release_socket(), remote_,
                                       std::chrono::steady_clock::now()});
         ++impl_.idleCount;
@@ -365,11 +355,9 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
     close();
   }
 
+  // Timeouts come from deadlineTimer_ alone, which fails the op and closes its socket; the I/O
+  // that was pending then ends here with finished_ already set.
   void failIo(beast::error_code ec, const std::string& what) {
-    if (ec == beast::error::timeout) {
-      return fail("timeout", "no response from " + url_.hostHeader + " within " +
-                                 std::to_string(init_.timeout.count()) + " ms");
-    }
     fail("network", what + ": " + ec.message());
   }
 
@@ -428,11 +416,9 @@ FetchClient::FetchClient(Doorbell& wake, FetchClientOptions options)
   });
 }
 
+// Operations still open are dropped with the reactor: their sockets close with them, and nobody is
+// left to take their events.
 FetchClient::~FetchClient() {
-  asio::post(impl_->io, [this] {
-    auto ops = std::move(impl_->ops);
-    for (auto& [id, op] : ops) op->abort();
-  });
   impl_->work.reset();
   impl_->io.stop();
   impl_->thread.join();
@@ -440,7 +426,6 @@ FetchClient::~FetchClient() {
 
 std::uint64_t FetchClient::start(FetchInit init) {
   std::uint64_t id = nextOp_++;
-  ++active_;
   asio::post(impl_->io, [this, id, init = std::move(init)]() mutable {
     auto op = std::make_shared<Op>(*this, id, std::move(init));
     impl_->ops.emplace(id, op);
@@ -464,7 +449,7 @@ void FetchClient::abort(std::uint64_t op) {
 void FetchClient::ended(std::uint64_t op) {
   // Erase later: the op may be deep in its own call stack now.
   asio::post(impl_->io, [this, op] {
-    if (impl_->ops.erase(op)) --active_;
+    impl_->ops.erase(op);
   });
 }
 

@@ -64,9 +64,6 @@ class FetchClient {
   void abort(std::uint64_t op);
   void drainInto(std::deque<FetchEvent>& out) { events_.drainInto(out); }
 
-  // Safe from any thread: operations started and not ended (for tests and figures).
-  std::size_t active() const { return active_.load(); }
-
   class Op;
 
  private:
@@ -80,7 +77,6 @@ class FetchClient {
   const FetchClientOptions options_;
   BoundedQueue<FetchEvent> events_;
   std::atomic<std::uint64_t> nextOp_{1};
-  std::atomic<std::size_t> active_{0};
 };
 
 }  // namespace isolane

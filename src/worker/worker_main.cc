@@ -27,8 +27,12 @@ class FrameWriter {
       logEvent(Level::kError, "cannot encode a frame", {{"error", frame.error()}});
       return;
     }
+    sendBytes(frame.value());
+  }
+
+  // Frames already encoded (several may be batched into one write).
+  void sendBytes(const std::string& bytes) {
     std::lock_guard<std::mutex> lock(mutex_);
-    const std::string& bytes = frame.value();
     std::size_t sent = 0;
     while (sent < bytes.size()) {
       ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
@@ -88,12 +92,12 @@ void sendResponse(FrameWriter& out, std::uint64_t id, const AppResponse& r, std:
     }
     batch += chunk.value();
     if (batch.size() >= kBodyChunkBytes) {
-      out.send(Result<std::string>(std::move(batch)));
+      out.sendBytes(batch);
       batch.clear();
     }
   }
   batch += encodeEnd(id, max).value();
-  out.send(Result<std::string>(std::move(batch)));
+  out.sendBytes(batch);
 }
 
 }  // namespace
