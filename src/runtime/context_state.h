@@ -52,7 +52,7 @@ struct ContextState {
   std::string currentRequestId;
 
   // Tests of the web APIs only: console lines are also appended to globalThis.__capturedLogs as
-  // [level, text], and the runtime's dispatch function is visible as globalThis.__dispatch.
+  // [level, text], and the runtime's dispatch function is visible as globalThis.__dispatchRaw.
   bool testHooks = false;
 
   static ContextState* from(v8::Local<v8::Context> context) {

@@ -22,6 +22,16 @@ class JsScope {
         context_(context.Get(isolate_)),
         contextScope_(context_) {}
 
+  // Inside a native callback: V8 called us, so this thread is already in the isolate and its
+  // current context.
+  template <typename T>
+  explicit JsScope(const v8::FunctionCallbackInfo<T>& info)
+      : isolate_(info.GetIsolate()),
+        isolateScope_(isolate_),
+        handles_(isolate_),
+        context_(isolate_->GetCurrentContext()),
+        contextScope_(context_) {}
+
   JsScope(const JsScope&) = delete;
   JsScope& operator=(const JsScope&) = delete;
   JsScope(JsScope&&) = delete;

@@ -13,7 +13,9 @@
 #include "runtime/array_buffers.h"
 #include "runtime/context_state.h"
 #include "runtime/host_ops.h"
+#include "ipc/response_check.h"
 #include "runtime/js_errors.h"
+#include "runtime/js_values.h"
 #include "web/utf8.h"
 
 namespace isolane {
@@ -46,15 +48,21 @@ bool viewBytes(v8::Local<v8::Value> value, std::uint8_t** data, std::size_t* siz
 }
 
 
-std::string utf8Arg(const Args& args, int i) {
+// A string argument as UTF-8; false unless it is a string (nothing is converted).
+bool stringArg(const Args& args, int i, std::string* out) {
+  if (!args[i]->IsString()) return false;
   v8::String::Utf8Value s(args.GetIsolate(), args[i]);
-  return *s ? std::string(*s, s.length()) : std::string();
+  if (!*s) return false;
+  out->assign(*s, static_cast<std::size_t>(s.length()));
+  return true;
 }
 
 void log(const Args& args) {
   ContextState& state = stateOf(args);
-  std::string level = utf8Arg(args, 0);
-  std::string text = utf8Arg(args, 1);
+  std::string level, text;
+  if (!stringArg(args, 0, &level) || !stringArg(args, 1, &text)) {
+    return throwType(args.GetIsolate(), "log takes a level and a text, both strings");
+  }
   if (state.log) state.log->write(level, state.appName, state.currentRequestId, text);
   if (state.testHooks) {
     v8::Isolate* isolate = args.GetIsolate();
@@ -175,7 +183,8 @@ void randomUUID(const Args& args) {
 
 void digest(const Args& args) {
   v8::Isolate* isolate = args.GetIsolate();
-  std::string name = utf8Arg(args, 0);
+  std::string name;
+  if (!stringArg(args, 0, &name)) return throwType(isolate, "digest algorithm must be a string");
   const EVP_MD* md = name == "SHA-1"     ? EVP_sha1()
                      : name == "SHA-256" ? EVP_sha256()
                      : name == "SHA-384" ? EVP_sha384()
@@ -246,50 +255,39 @@ void structuredClone(const Args& args) {
   args.GetReturnValue().Set(result);
 }
 
-// {method, url, headers: [[name, value]...], body: Uint8Array|null, timeoutMs} -> AppRequest.
-// Returns false (with a TypeError thrown) when the shape is wrong; only our runtime calls this.
-bool readOutbound(v8::Isolate* isolate, v8::Local<v8::Value> value, AppRequest* out,
-                  double* timeoutMs) {
-  v8::Local<v8::Context> context = isolate->GetCurrentContext();
+// {method, url, headers: [name, value, ...], body: Uint8Array|null, timeoutMs} -> AppRequest.
+// Returns false (with a TypeError thrown) when the shape is wrong or the head would not be valid
+// HTTP. Only our runtime calls this, but what it passes is checked as if an app had made it: the
+// request goes out on a connection other apps' requests may reuse.
+bool readOutbound(JsScope& js, v8::Local<v8::Value> value, AppRequest* out, double* timeoutMs) {
+  v8::Isolate* isolate = js.isolate();
   if (!value->IsObject()) {
     throwType(isolate, "request init must be an object");
     return false;
   }
   auto init = value.As<v8::Object>();
-  auto get = [&](const char* key) {
-    v8::Local<v8::Value> v;
-    return init->Get(context, newString(isolate, key)).ToLocal(&v) ? v
-                                                                  : v8::Local<v8::Value>();
-  };
-  auto str = [&](v8::Local<v8::Value> v) {
-    v8::String::Utf8Value s(isolate, v);
-    return *s ? std::string(*s, s.length()) : std::string();
-  };
-  v8::Local<v8::Value> method = get("method"), url = get("url"), headers = get("headers"),
-                       body = get("body"), timeout = get("timeoutMs");
-  if (method.IsEmpty() || url.IsEmpty() || !method->IsString() || !url->IsString()) {
+  auto get = [&](const char* key) { return getOwn(js, init, js.str(key)); };
+  v8::Local<v8::Value> url = get("url"), body = get("body"), timeout = get("timeoutMs");
+  if (!byteStringValue(js, get("method"), &out->method) || !stringValue(js, url, &out->url)) {
     throwType(isolate, "request init needs string method and url");
     return false;
   }
-  out->method = str(method);
-  out->url = str(url);
-  if (!headers.IsEmpty() && headers->IsArray()) {
-    auto list = headers.As<v8::Array>();
-    for (std::uint32_t i = 0; i < list->Length(); ++i) {
-      v8::Local<v8::Value> pair;
-      if (!list->Get(context, i).ToLocal(&pair) || !pair->IsArray()) continue;
-      v8::Local<v8::Value> name, val;
-      if (!pair.As<v8::Array>()->Get(context, 0).ToLocal(&name) ||
-          !pair.As<v8::Array>()->Get(context, 1).ToLocal(&val)) {
-        continue;
-      }
-      out->headers.emplace_back(str(name), str(val));
-    }
+  std::string error;
+  if (!readHeaderList(js, get("headers"), kMaxResponseHeaderCount, &out->headers, &error)) {
+    throwType(isolate, ("request headers: " + error).c_str());
+    return false;
+  }
+  if (auto bad = checkRequestHead(out->method, out->headers)) {
+    throwType(isolate, bad->c_str());
+    return false;
   }
   std::uint8_t* data = nullptr;
   std::size_t size = 0;
-  if (!body.IsEmpty() && viewBytes(body, &data, &size) && size) {
-    out->body.assign(reinterpret_cast<const char*>(data), size);
+  if (!body.IsEmpty() && viewBytes(body, &data, &size)) {
+    if (size) out->body.assign(reinterpret_cast<const char*>(data), size);
+  } else if (!body.IsEmpty() && !body->IsNullOrUndefined()) {
+    throwType(isolate, "request body must be a Uint8Array or null");
+    return false;
   }
   *timeoutMs = !timeout.IsEmpty() && timeout->IsNumber() ? timeout.As<v8::Number>()->Value() : 0;
   return true;
@@ -299,7 +297,8 @@ void fetchStart(const Args& args) {
   ContextState& state = stateOf(args);
   AppRequest request;
   double timeoutMs = 0;
-  if (!readOutbound(args.GetIsolate(), args[0], &request, &timeoutMs)) return;
+  JsScope js(args);
+  if (!readOutbound(js, args[0], &request, &timeoutMs)) return;
   if (!args[1]->IsObject()) return throwType(args.GetIsolate(), "callbacks must be an object");
   auto timeout = std::chrono::milliseconds(
       timeoutMs >= 1 && timeoutMs < 86'400'000 ? static_cast<std::int64_t>(timeoutMs) : 0);
@@ -327,10 +326,12 @@ void serviceFetch(const Args& args) {
   ContextState& state = stateOf(args);
   AppRequest request;
   double timeoutMs = 0;
-  if (!args[0]->IsString()) return throwType(args.GetIsolate(), "service name must be a string");
-  if (!readOutbound(args.GetIsolate(), args[1], &request, &timeoutMs)) return;
+  if (!stringArg(args, 0, &request.app)) {
+    return throwType(args.GetIsolate(), "service name must be a string");
+  }
+  JsScope js(args);
+  if (!readOutbound(js, args[1], &request, &timeoutMs)) return;
   if (!args[2]->IsObject()) return throwType(args.GetIsolate(), "callbacks must be an object");
-  request.app = utf8Arg(args, 0);
   state.ops->serviceFetch(state, std::move(request), args[2].As<v8::Object>());
 }
 
@@ -345,7 +346,7 @@ v8::Local<v8::Object> makeHostObject(JsScope& js) {
         v8::Function::New(context, fn, v8::Local<v8::Value>(), 0,
                           v8::ConstructorBehavior::kThrow)
             .ToLocalChecked();
-    std::ignore = host->Set(context, js.str(name), f);
+    setOwn(js, host, js.str(name), f);
   };
   add("log", log);
   add("now", now);
@@ -365,7 +366,7 @@ v8::Local<v8::Object> makeHostObject(JsScope& js) {
   add("fetchAbort", fetchAbort);
   add("serviceFetch", serviceFetch);
   ContextState* state = ContextState::from(context);
-  std::ignore = host->Set(context, js.str("timeOrigin"), v8::Number::New(isolate, state->timeOriginMs));
+  setOwn(js, host, js.str("timeOrigin"), v8::Number::New(isolate, state->timeOriginMs));
   return host;
 }
 

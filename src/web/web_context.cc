@@ -102,7 +102,7 @@ bool createWebContext(IsolateOwner& owner, ContextState& state, WebContext* out,
   out->dispatch.Reset(isolate, dispatch.As<v8::Function>());
   out->host.Reset(isolate, host);
   if (state.testHooks) {
-    std::ignore = context->Global()->Set(context, js.str("__dispatch"), dispatch);
+    std::ignore = context->Global()->Set(context, js.str("__dispatchRaw"), dispatch);
   }
   return true;
 }

@@ -10,6 +10,8 @@
 #include "runtime/array_buffers.h"
 #include "runtime/js_errors.h"
 #include "runtime/js_scope.h"
+#include "runtime/js_values.h"
+#include "worker/app_response.h"
 
 namespace isolane {
 namespace {
@@ -23,7 +25,6 @@ double wallClockMs() {
       .count();
 }
 
-std::string valueString(JsScope& js, v8::Local<v8::Value> v) { return toUtf8(js, v); }
 
 }  // namespace
 
@@ -123,6 +124,47 @@ Status EventLoop::loadApp(const AppSpec& spec) {
 
   bool loaded = false;
   turn(*app, 0, [&](JsScope& js, v8::TryCatch&) {
+    v8::Isolate* isolate = js.isolate();
+    // env is built before the app's module runs, so nothing the module does to prototypes can
+    // reach how it is made.
+    v8::Local<v8::Object> vars = v8::Object::New(isolate);
+    for (const auto& [key, value] : spec.vars) setOwn(js, vars, js.str(key), js.str(value));
+    std::vector<v8::Local<v8::Value>> services;
+    for (const auto& [binding, target] : spec.services) {
+      v8::Local<v8::Value> pair[] = {js.str(binding), js.str(target)};
+      services.push_back(v8::Array::New(isolate, pair, 2));
+    }
+    // The runtime builds env: the vars, and a binding object per service.
+    v8::Local<v8::Value> createEnv = getOwn(js, app->web.host.Get(isolate), js.str("createEnv"));
+    v8::Local<v8::Value> env = vars;
+    if (!createEnv.IsEmpty() && createEnv->IsFunction()) {
+      v8::Local<v8::Value> argv[] = {vars,
+                                     v8::Array::New(isolate, services.data(), services.size())};
+      if (!createEnv.As<v8::Function>()->Call(js.context(), v8::Undefined(isolate), 2, argv)
+               .ToLocal(&env) ||
+          !env->IsObject()) {
+        error = spec.modulePath + ": the runtime could not build env";
+        return;
+      }
+    } else if (!spec.services.empty()) {
+      error = spec.modulePath + ": service bindings need a runtime with host.createEnv";
+      return;
+    }
+    app->env.Reset(isolate, env.As<v8::Object>());
+    v8::Local<v8::Value> self = v8::External::New(isolate, this);
+    v8::Local<v8::Function> respond, fail;
+    if (!v8::Function::New(js.context(), &EventLoop::respondCallback, self, 6,
+                           v8::ConstructorBehavior::kThrow)
+             .ToLocal(&respond) ||
+        !v8::Function::New(js.context(), &EventLoop::failCallback, self, 2,
+                           v8::ConstructorBehavior::kThrow)
+             .ToLocal(&fail)) {
+      error = spec.modulePath + ": out of memory while preparing the app";
+      return;
+    }
+    app->respond.Reset(isolate, respond);
+    app->fail.Reset(isolate, fail);
+
     v8::Local<v8::Object> ns;
     if (!app->modules.loadMain(js, spec.modulePath, &error).ToLocal(&ns)) return;
     v8::Local<v8::Value> handler;
@@ -136,35 +178,7 @@ Status EventLoop::loadApp(const AppSpec& spec) {
               "Response('hi') } }";
       return;
     }
-    app->handler.Reset(js.isolate(), handler.As<v8::Object>());
-    v8::Local<v8::Object> vars = v8::Object::New(js.isolate());
-    for (const auto& [key, value] : spec.vars) {
-      std::ignore = vars->Set(js.context(), js.str(key), js.str(value));
-    }
-    v8::Local<v8::Array> services = v8::Array::New(js.isolate());
-    for (std::size_t i = 0; i < spec.services.size(); ++i) {
-      v8::Local<v8::Value> pair[] = {js.str(spec.services[i].first),
-                                     js.str(spec.services[i].second)};
-      std::ignore = services->Set(js.context(), static_cast<std::uint32_t>(i),
-                                  v8::Array::New(js.isolate(), pair, 2));
-    }
-    // The runtime builds env: the vars, and a binding object per service.
-    v8::Local<v8::Value> createEnv;
-    v8::Local<v8::Value> env = vars;
-    if (app->web.host.Get(js.isolate())->Get(js.context(), js.str("createEnv")).ToLocal(&createEnv) &&
-        createEnv->IsFunction()) {
-      v8::Local<v8::Value> argv[] = {vars, services};
-      if (!createEnv.As<v8::Function>()->Call(js.context(), v8::Undefined(js.isolate()), 2, argv)
-               .ToLocal(&env) ||
-          !env->IsObject()) {
-        error = spec.modulePath + ": the runtime could not build env";
-        return;
-      }
-    } else if (!spec.services.empty()) {
-      error = spec.modulePath + ": service bindings need a runtime with host.createEnv";
-      return;
-    }
-    app->env.Reset(js.isolate(), env.As<v8::Object>());
+    app->handler.Reset(isolate, handler.As<v8::Object>());
     loaded = true;
   });
   if (!loaded) {
@@ -209,14 +223,7 @@ void EventLoop::startRequest(RequestJob job) {
 
   turn(app, id, [&](JsScope& js, v8::TryCatch& tryCatch) {
     v8::Isolate* isolate = js.isolate();
-    v8::Local<v8::Context> context = js.context();
     const AppRequest& req = requests_.at(id).job.request;
-
-    v8::Local<v8::Array> headers = v8::Array::New(isolate, static_cast<int>(req.headers.size()));
-    for (std::size_t i = 0; i < req.headers.size(); ++i) {
-      v8::Local<v8::Value> pair[] = {js.str(req.headers[i].first), js.str(req.headers[i].second)};
-      std::ignore = headers->Set(context, static_cast<std::uint32_t>(i), v8::Array::New(isolate, pair, 2));
-    }
     v8::Local<v8::Value> body = v8::Null(isolate);
     if (!req.body.empty()) {
       v8::Local<v8::ArrayBuffer> buffer;
@@ -227,113 +234,86 @@ void EventLoop::startRequest(RequestJob job) {
       }
       body = v8::Uint8Array::New(buffer, 0, req.body.size());
     }
-    v8::Local<v8::Object> init = v8::Object::New(isolate);
-    std::ignore = init->Set(context, key(kMethod), js.str(req.method));
-    std::ignore = init->Set(context, key(kUrl), js.str(req.url));
-    std::ignore = init->Set(context, key(kHeaders), headers);
-    std::ignore = init->Set(context, key(kBody), body);
-    std::ignore = init->Set(context, key(kRequestId), js.str(req.requestId));
-
-    v8::Local<v8::Value> argv[] = {app.handler.Get(isolate), init, app.env.Get(isolate)};
-    v8::Local<v8::Value> result;
-    if (!app.web.dispatch.Get(isolate)->Call(context, v8::Undefined(isolate), 3, argv)
-             .ToLocal(&result)) {
+    // Positional arguments, no init object: nothing for an app's Object.prototype setters to take.
+    v8::Local<v8::Value> argv[] = {v8::Number::New(isolate, static_cast<double>(id)),
+                                   app.handler.Get(isolate),
+                                   byteString(js, req.method),
+                                   js.str(req.url),
+                                   headerListArray(js, req.headers),
+                                   body,
+                                   js.str(req.requestId),
+                                   app.env.Get(isolate),
+                                   app.respond.Get(isolate),
+                                   app.fail.Get(isolate)};
+    v8::Local<v8::Value> abort;
+    if (!app.web.dispatch.Get(isolate)
+             ->Call(js.context(), v8::Undefined(isolate), std::size(argv), argv)
+             .ToLocal(&abort)) {
       if (!tryCatch.HasTerminated()) {
-        fail(id, FailureKind::kHandlerError, describeException(js, tryCatch));
+        fail(id, FailureKind::kInternal, "dispatch threw: " + describeException(js, tryCatch));
       }
       return;
     }
-    if (!result->IsPromise()) {
-      fail(id, FailureKind::kInternal, "dispatch did not return a promise");
-      return;
+    // dispatch returns how we abort request.signal when the client goes away. The request may
+    // already be answered (and gone) if the handler returned a Response synchronously.
+    auto it = requests_.find(id);
+    if (it != requests_.end() && abort->IsFunction()) {
+      it->second.abort.Reset(isolate, abort.As<v8::Function>());
     }
-    // The runtime left init.abort: how we abort request.signal when the client goes away.
-    v8::Local<v8::Value> abort;
-    if (init->Get(context, key(kAbort)).ToLocal(&abort) && abort->IsFunction()) {
-      requests_.at(id).abort.Reset(isolate, abort.As<v8::Function>());
-    }
-    // The callbacks carry [this loop, request id]; a request that already ended is ignored.
-    auto makeCallback = [&](bool fulfilled) {
-      v8::Local<v8::Value> data[] = {v8::External::New(isolate, this),
-                                     v8::Number::New(isolate, static_cast<double>(id)),
-                                     v8::Boolean::New(isolate, fulfilled)};
-      return v8::Function::New(context, &EventLoop::settledCallback,
-                               v8::Array::New(isolate, data, 3), 1,
-                               v8::ConstructorBehavior::kThrow)
-          .ToLocalChecked();
-    };
-    std::ignore = result.As<v8::Promise>()->Then(context, makeCallback(true), makeCallback(false));
   });
 }
 
-void EventLoop::settledCallback(const v8::FunctionCallbackInfo<v8::Value>& info) {
-  v8::Isolate* isolate = info.GetIsolate();
-  v8::Local<v8::Context> context = isolate->GetCurrentContext();
-  auto data = info.Data().As<v8::Array>();
-  auto* self = static_cast<EventLoop*>(
-      data->Get(context, 0).ToLocalChecked().As<v8::External>()->Value());
-  auto id = static_cast<std::uint64_t>(
-      data->Get(context, 1).ToLocalChecked().As<v8::Number>()->Value());
-  bool fulfilled = data->Get(context, 2).ToLocalChecked()->IsTrue();
-  self->onSettled(id, fulfilled, info[0]);
-}
-
-void EventLoop::onSettled(std::uint64_t id, bool fulfilled, v8::Local<v8::Value> value) {
-  auto it = requests_.find(id);
-  if (it == requests_.end()) return;  // timed out or terminated meanwhile
-  App& app = *it->second.app;
-  JsScope js(owner_, app.web.context);
-  if (!fulfilled) {
-    fail(id, FailureKind::kHandlerError, describeValue(js, value));
+// host natives: respond(id, status, statusText, headers, body, waitUntil) and fail(id, error).
+// The runtime's dispatch calls exactly one of them per request; nothing they receive is trusted.
+void EventLoop::respondCallback(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  auto* self = static_cast<EventLoop*>(info.Data().As<v8::External>()->Value());
+  std::uint64_t id = self->callingRequest(info);
+  if (id == 0) return;
+  auto it = self->requests_.find(id);
+  JsScope js(self->owner_, it->second.app->web.context);
+  Result<AppResponse> response = readAppResponse(js, info[1], info[2], info[3], info[4]);
+  if (!response) {
+    self->fail(id, FailureKind::kHandlerError, "the app's response was refused: " + response.error());
     return;
   }
-  // [status, statusText, headers, body], built by our dispatch: plain own data properties.
-  v8::Local<v8::Context> context = js.context();
-  auto get = [&](v8::Local<v8::Object> o, std::uint32_t i) {
-    v8::Local<v8::Value> v;
-    return o->Get(context, i).ToLocal(&v) ? v : v8::Local<v8::Value>(v8::Undefined(js.isolate()));
-  };
-  if (!value->IsArray()) {
-    fail(id, FailureKind::kInternal, "dispatch resolved with something that is not an array");
-    return;
-  }
-  auto parts = value.As<v8::Array>();
-  AppResponse response;
-  v8::Local<v8::Value> status = get(parts, 0);
-  response.status = status->IsInt32() ? status.As<v8::Int32>()->Value() : 500;
-  response.statusText = valueString(js, get(parts, 1));
-  v8::Local<v8::Value> headers = get(parts, 2);
-  if (headers->IsArray()) {
-    auto list = headers.As<v8::Array>();
-    response.headers.reserve(list->Length());
-    for (std::uint32_t i = 0; i < list->Length(); ++i) {
-      v8::Local<v8::Value> pair = get(list, i);
-      if (!pair->IsArray()) continue;
-      response.headers.emplace_back(valueString(js, get(pair.As<v8::Object>(), 0)),
-                                    valueString(js, get(pair.As<v8::Object>(), 1)));
-    }
-  }
-  v8::Local<v8::Value> body = get(parts, 3);
-  if (body->IsArrayBufferView()) {
-    auto view = body.As<v8::ArrayBufferView>();
-    response.body.resize(view->ByteLength());
-    view->CopyContents(response.body.data(), response.body.size());
-  }
-  v8::Local<v8::Value> waitUntil = get(parts, 4);
+  v8::Local<v8::Value> waitUntil = info[5];
   if (!waitUntil->IsPromise() ||
       waitUntil.As<v8::Promise>()->State() != v8::Promise::kPending) {
-    finish(id, std::move(response));
+    self->finish(id, std::move(response.value()));
     return;
   }
   // ctx.waitUntil work: the answer goes out now, the request lives until the work settles.
-  respond(id, std::move(response));
-  v8::Local<v8::Value> data[] = {v8::External::New(js.isolate(), this),
+  self->respond(id, std::move(response.value()));
+  v8::Local<v8::Value> data[] = {v8::External::New(js.isolate(), self),
                                  v8::Number::New(js.isolate(), static_cast<double>(id))};
-  v8::Local<v8::Function> settled =
-      v8::Function::New(context, &EventLoop::waitUntilSettled, v8::Array::New(js.isolate(), data, 2),
-                        0, v8::ConstructorBehavior::kThrow)
-          .ToLocalChecked();
-  std::ignore = waitUntil.As<v8::Promise>()->Then(context, settled, settled);
+  v8::Local<v8::Function> settled;
+  if (!v8::Function::New(js.context(), &EventLoop::waitUntilSettled,
+                         v8::Array::New(js.isolate(), data, 2), 0, v8::ConstructorBehavior::kThrow)
+           .ToLocal(&settled) ||
+      waitUntil.As<v8::Promise>()->Then(js.context(), settled, settled).IsEmpty()) {
+    self->finalize(id);  // cannot wait for it: end the request's background work now
+  }
+}
+
+void EventLoop::failCallback(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  auto* self = static_cast<EventLoop*>(info.Data().As<v8::External>()->Value());
+  std::uint64_t id = self->callingRequest(info);
+  if (id == 0) return;
+  JsScope js(self->owner_, self->requests_.at(id).app->web.context);
+  self->fail(id, FailureKind::kHandlerError, describeValue(js, info[1]));
+}
+
+std::uint64_t EventLoop::callingRequest(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  // The id must name a request in flight of the app whose context is calling.
+  if (!info[0]->IsNumber()) return 0;
+  double value = info[0].As<v8::Number>()->Value();
+  if (!(value >= 1 && value < 9007199254740992.0)) return 0;
+  auto id = static_cast<std::uint64_t>(value);
+  auto it = requests_.find(id);
+  if (it == requests_.end() || it->second.responded) return 0;
+  ContextState* state = ContextState::from(info.GetIsolate()->GetCurrentContext());
+  if (state != &it->second.app->state) return 0;
+  return id;
 }
 
 void EventLoop::waitUntilSettled(const v8::FunctionCallbackInfo<v8::Value>& info) {
@@ -540,11 +520,12 @@ void EventLoop::callBack(std::uint64_t op, const char* method, int argc,
   HostOp& hostOp = it->second;
   v8::Isolate* isolate = owner_.isolate();
   v8::Local<v8::Object> callbacks = hostOp.callbacks.Get(isolate);
-  v8::Local<v8::Value> fn;
   v8::Local<v8::Context> context = isolate->GetCurrentContext();
-  if (callbacks->Get(context, v8::String::NewFromUtf8(isolate, method).ToLocalChecked())
-          .ToLocal(&fn) &&
-      fn->IsFunction()) {
+  // The runtime's callbacks object has the methods as own properties; nothing else is called.
+  v8::Local<v8::Value> fn;
+  v8::Local<v8::Name> key = v8::String::NewFromUtf8(isolate, method).ToLocalChecked();
+  if (callbacks->HasOwnProperty(context, key).FromMaybe(false) &&
+      callbacks->Get(context, key).ToLocal(&fn) && fn->IsFunction()) {
     std::ignore = fn.As<v8::Function>()->Call(context, callbacks, argc, argv);
   }
   if (last) {
@@ -572,16 +553,9 @@ void EventLoop::runHostEvents() {
       v8::Isolate* isolate = js.isolate();
       switch (event.kind) {
         case FetchEvent::Kind::kHead: {
-          v8::Local<v8::Array> headers =
-              v8::Array::New(isolate, static_cast<int>(event.headers.size()));
-          for (std::size_t i = 0; i < event.headers.size(); ++i) {
-            v8::Local<v8::Value> pair[] = {js.str(event.headers[i].first),
-                                           js.str(event.headers[i].second)};
-            std::ignore = headers->Set(js.context(), static_cast<std::uint32_t>(i),
-                                       v8::Array::New(isolate, pair, 2));
-          }
           v8::Local<v8::Value> argv[] = {v8::Integer::New(isolate, event.status),
-                                         js.str(event.statusText), headers};
+                                         byteString(js, event.statusText),
+                                         headerListArray(js, event.headers)};
           callBack(event.op, "onHead", 3, argv, false);
           break;
         }
@@ -630,37 +604,18 @@ void EventLoop::runHostEvents() {
         callBack(result.op, "onError", 1, argv, true);
         return;
       }
-      v8::Local<v8::Array> headers = v8::Array::New(isolate, static_cast<int>(r.headers.size()));
-      for (std::size_t i = 0; i < r.headers.size(); ++i) {
-        v8::Local<v8::Value> pair[] = {js.str(r.headers[i].first), js.str(r.headers[i].second)};
-        std::ignore = headers->Set(js.context(), static_cast<std::uint32_t>(i),
-                                   v8::Array::New(isolate, pair, 2));
-      }
       v8::Local<v8::ArrayBuffer> buffer;
       if (!newArrayBufferQuietly(isolate, r.body.size(), r.body.data()).ToLocal(&buffer)) {
         v8::Local<v8::Value> argv[] = {js.str("no room for the service response body")};
         callBack(result.op, "onError", 1, argv, true);
         return;
       }
-      v8::Local<v8::Value> argv[] = {v8::Integer::New(isolate, r.status), js.str(r.statusText),
-                                     headers, v8::Uint8Array::New(buffer, 0, r.body.size())};
+      v8::Local<v8::Value> argv[] = {v8::Integer::New(isolate, r.status),
+                                     byteString(js, r.statusText), headerListArray(js, r.headers),
+                                     v8::Uint8Array::New(buffer, 0, r.body.size())};
       callBack(result.op, "onResponse", 4, argv, true);
     });
   }
-}
-
-v8::Local<v8::String> EventLoop::key(Key k) {
-  // Internalized once per isolate: a property key made afresh each request costs a string-table
-  // lookup every time.
-  static constexpr const char* kNames[] = {"method", "url", "headers", "body", "requestId",
-                                           "abort"};
-  v8::Isolate* isolate = owner_.isolate();
-  v8::Eternal<v8::String>& slot = keys_[k];
-  if (slot.IsEmpty()) {
-    slot.Set(isolate, v8::String::NewFromUtf8(isolate, kNames[k], v8::NewStringType::kInternalized)
-                          .ToLocalChecked());
-  }
-  return slot.Get(isolate);
 }
 
 std::pair<std::size_t, std::size_t> EventLoop::heapStatistics() {

@@ -95,6 +95,8 @@ class EventLoop final : public TimerHost, public HostOps {
     WebContext web;
     v8::Global<v8::Object> handler;  // the module's default export
     v8::Global<v8::Object> env;
+    v8::Global<v8::Function> respond;  // natives handed to every dispatch (respondCallback, ...)
+    v8::Global<v8::Function> fail;
     std::size_t timerCount = 0;
   };
   struct Request {
@@ -105,7 +107,7 @@ class EventLoop final : public TimerHost, public HostOps {
     std::chrono::nanoseconds cpuUsed{0};
     bool responded = false;          // the answer went out; waitUntil work may still run
     std::vector<std::uint32_t> timers;  // ids it created (some may be gone): cancelled with it
-    v8::Global<v8::Function> abort;  // init.abort, set by the runtime's dispatch
+    v8::Global<v8::Function> abort;  // returned by the runtime's dispatch
     std::size_t hostOps = 0;
     bool clientGone = false;  // cancelRequest ran: its failure is expected, not an error
   };
@@ -156,13 +158,14 @@ class EventLoop final : public TimerHost, public HostOps {
                 bool last);
   static void waitUntilSettled(const v8::FunctionCallbackInfo<v8::Value>& info);
   static constexpr int kMaxServiceDepth = 16;
-  enum Key { kMethod, kUrl, kHeaders, kBody, kRequestId, kAbort, kKeyCount };
-  v8::Local<v8::String> key(Key k);
   void fail(std::uint64_t id, FailureKind kind, const std::string& detail);
   void compactTimerHeap();
   void cancelTimersOf(const std::vector<std::uint32_t>& ids, std::uint64_t requestId);
-  void onSettled(std::uint64_t id, bool fulfilled, v8::Local<v8::Value> value);
-  static void settledCallback(const v8::FunctionCallbackInfo<v8::Value>& info);
+  static void respondCallback(const v8::FunctionCallbackInfo<v8::Value>& info);
+  static void failCallback(const v8::FunctionCallbackInfo<v8::Value>& info);
+  // The request a respond/fail call names, when it is in flight, unanswered, and belongs to the
+  // app whose context calls; else 0.
+  std::uint64_t callingRequest(const v8::FunctionCallbackInfo<v8::Value>& info);
 
   const EventLoopOptions options_;
   const Clock& clock_;
@@ -181,7 +184,6 @@ class EventLoop final : public TimerHost, public HostOps {
   std::uint32_t nextTimer_ = 1;
   std::uint64_t timerSeq_ = 0;
 
-  v8::Eternal<v8::String> keys_[kKeyCount];
   FetchClient fetch_;
   std::unordered_map<std::uint64_t, HostOp> hostOps_;
   std::uint64_t nextServiceOp_ = 1ull << 62;  // disjoint from the fetch client's ids

@@ -1,5 +1,7 @@
 #include "worker/fetch_client.h"
 
+#include "util/http_grammar.h"
+
 #include <openssl/ssl.h>
 
 #include <boost/asio.hpp>
@@ -50,8 +52,8 @@ struct ParsedUrl {
   std::string hostHeader;
 };
 
-// The URL comes from the JavaScript fetch(), already parsed and serialized by the WHATWG URL
-// parser; this only splits it.
+// The URL comes from the JavaScript fetch(), parsed and serialized by the WHATWG URL parser; this
+// splits it, and refuses anything that parser would not have produced.
 std::optional<ParsedUrl> splitUrl(const std::string& url) {
   ParsedUrl u;
   std::string rest;
@@ -83,6 +85,11 @@ std::optional<ParsedUrl> splitUrl(const std::string& url) {
     if (colon != std::string::npos) portText = authority.substr(colon + 1);
   }
   if (u.host.empty()) return std::nullopt;
+  // The JavaScript parser's output is not trusted (an app can rewrite what it runs on): what goes
+  // into the request line and Host header must be a valid origin-form target and host.
+  if (!http_grammar::isOriginForm(u.target) || !http_grammar::isHostHeader(u.hostHeader)) {
+    return std::nullopt;
+  }
   if (!portText.empty()) {
     char* end = nullptr;
     long p = std::strtol(portText.c_str(), &end, 10);

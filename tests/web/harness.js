@@ -12,9 +12,37 @@
 //   await assert.rejects(promiseOrFn, expected, regex)
 //
 // Runners also provide: globalThis.__capturedLogs (every host.log call as [level, text]) and
-// globalThis.__dispatch (the runtime's host.dispatch).
+// globalThis.__dispatchRaw (the runtime's host.dispatch). This harness wraps the latter as
+//
+//   __dispatch(handler, { method, url, headers: [[name, value]...], body, requestId }, env)
+//     -> Promise<[status, statusText, headers: [[name, value]...], body, waitUntil]>
+//
+// which rejects with what the runtime passed to fail(), and sets init.abort to the function
+// dispatch returned (what C++ calls when the client goes away). respond() and fail() check that
+// they are called once, with the request's id, as the C++ side does.
 (function () {
   'use strict';
+
+  let nextDispatchId = 1;
+  globalThis.__dispatch = (handler, init, env) => new Promise((resolve, reject) => {
+    const id = nextDispatchId++;
+    let settled = false;
+    const once = (fn) => (gotId, ...rest) => {
+      if (settled) throw new Error('respond/fail called twice for one request');
+      if (gotId !== id) throw new Error(`respond/fail called with id ${gotId}, expected ${id}`);
+      settled = true;
+      fn(...rest);
+    };
+    const respond = once((status, statusText, flat, body, waitUntil) => {
+      const headers = [];
+      for (let i = 0; i < flat.length; i += 2) headers.push([flat[i], flat[i + 1]]);
+      resolve([status, statusText, headers, body, waitUntil]);
+    });
+    const flat = [];
+    for (const [name, value] of init.headers ?? []) flat.push(name, value);
+    init.abort = globalThis.__dispatchRaw(id, handler, init.method, init.url, flat, init.body ?? null,
+      init.requestId ?? '', env, respond, once(reject));
+  });
 
   const tests = [];
   globalThis.__tests = tests;

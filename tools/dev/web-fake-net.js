@@ -77,17 +77,29 @@
       violation(`${what}: bad url ${init.url}`);
     }
     if (typeof init.url === 'string' && init.url.includes('#')) violation(`${what}: url has a fragment: ${init.url}`);
-    if (!Array.isArray(init.headers) || !init.headers.every((p) => Array.isArray(p) && p.length === 2 &&
-        typeof p[0] === 'string' && typeof p[1] === 'string')) {
-      violation(`${what}: headers must be [[name, value], ...] of strings`);
+    if (!Array.isArray(init.headers) || init.headers.length % 2 !== 0 ||
+        !init.headers.every((p) => typeof p === 'string')) {
+      violation(`${what}: headers must be a flat [name, value, ...] list of strings`);
     }
     if (init.body !== null && !(init.body instanceof Uint8Array)) violation(`${what}: body must be a Uint8Array or null`);
     if (typeof init.timeoutMs !== 'number') violation(`${what}: timeoutMs must be a number`);
     return undefined;
   }
 
-  function fetchStart(init, callbacks) {
-    checkInit(init, 'fetchStart', true);
+  // The natives take and give header lines as a flat [name, value, ...] list; the scripts and the
+  // recorded inits use [name, value] pairs.
+  function asPairs(init) {
+    const pairs = [];
+    for (let i = 0; i < init.headers.length; i += 2) pairs.push([init.headers[i], init.headers[i + 1]]);
+    return { ...init, headers: pairs };
+  }
+  function flat(pairs) {
+    return pairs.flatMap((p) => [p[0], p[1]]);
+  }
+
+  function fetchStart(rawInit, callbacks) {
+    checkInit(rawInit, 'fetchStart', true);
+    const init = asPairs(rawInit);
     for (const name of ['onHead', 'onChunk', 'onEnd', 'onError']) {
       if (typeof callbacks?.[name] !== 'function') violation(`fetchStart: callbacks.${name} is not a function`);
     }
@@ -125,7 +137,7 @@
       op.headSent = true;
       const status = s.status ?? 200;
       net.events.push(['head', op.id, status]);
-      call(op, 'onHead', status, s.statusText ?? '', s.headers ?? []);
+      call(op, 'onHead', status, s.statusText ?? '', flat(s.headers ?? []));
     };
     schedule(deliver, s.delayMs ?? 0);
   }
@@ -174,9 +186,10 @@
     });
   }
 
-  function serviceFetch(app, init, callbacks) {
+  function serviceFetch(app, rawInit, callbacks) {
     if (typeof app !== 'string') violation(`serviceFetch: app must be a string, got ${app}`);
-    checkInit(init, 'serviceFetch', false);
+    checkInit(rawInit, 'serviceFetch', false);
+    const init = asPairs(rawInit);
     for (const name of ['onResponse', 'onError']) {
       if (typeof callbacks?.[name] !== 'function') violation(`serviceFetch: callbacks.${name} is not a function`);
     }
@@ -191,7 +204,7 @@
         answer = Promise.reject(e);
       }
       Promise.resolve(answer).then(
-        (r) => schedule(() => call(op, 'onResponse', r.status ?? 200, r.statusText ?? '', r.headers ?? [],
+        (r) => schedule(() => call(op, 'onResponse', r.status ?? 200, r.statusText ?? '', flat(r.headers ?? []),
           bytesOf(r.body ?? ''))),
         (e) => schedule(() => call(op, 'onError', String(e && e.message !== undefined ? e.message : e))),
       );

@@ -211,7 +211,7 @@ async function runFile(bundle, harness, file, nodeOnly) {
   const net = state.fake.net;
   vm.runInContext('globalThis.__capturedLogs = [];', context);
   // The C++ test runner gives tests the dispatch entry point under this name.
-  context.__dispatch = host.dispatch;
+  context.__dispatchRaw = host.dispatch;
   if (nodeOnly) {
     context.__fakeNet = net;
     context.__host = host;

@@ -7,12 +7,23 @@
 // library: that is the hello-world path.
 import { host } from './host.js';
 import { utf8DecodeStripBOM } from './encoding.js';
-import { ReadableStream, describeReadableStream, isDisturbed } from './streams.js';
+import {
+  ReadableStream, ReadableStreamDefaultReader, describeReadableStream, isDisturbed,
+} from './streams.js';
 import { inspect } from './inspect.js';
 import { URLSearchParams } from './url.js';
 import {
   bufferSourceView, concatBytes, exactArrayBuffer, isUint8Array, toUSVString,
 } from './util.js';
+import {
+  ArrayPrototypePush, PromisePrototypeThen, ReflectApply, SafePromise, TypeErrorCtor,
+  TypedArrayPrototypeGetByteLength, Uint8ArrayCtor,
+} from './primordials.js';
+
+// The reader methods the server path uses, taken before any app code can replace them.
+const streamGetReader = ReadableStream.prototype.getReader;
+const readerRead = ReadableStreamDefaultReader.prototype.read;
+const readerCancel = ReadableStreamDefaultReader.prototype.cancel;
 
 export const TEXT_PLAIN = 'text/plain;charset=UTF-8';
 const FORM_URLENCODED = 'application/x-www-form-urlencoded;charset=UTF-8';
@@ -20,12 +31,18 @@ const FORM_URLENCODED = 'application/x-www-form-urlencoded;charset=UTF-8';
 // One body: `source` is a string or a Uint8Array this body owns, until `.body` turns it into
 // `stream` (a ReadableStream). `used` records consumption of a source that never became a stream;
 // once there is a stream, the stream's own disturbed/locked state is the truth.
+// Fields are declared, so they are own properties from the start: assigning them never reaches a
+// setter an app put on Object.prototype.
 export class BodyState {
+  source = null;
+  stream = null;
+  contentType = null; // from extraction, or null
+  used = false;
+
   constructor(source, stream, contentType) {
     this.source = source;
     this.stream = stream;
-    this.contentType = contentType; // from extraction, or null
-    this.used = false;
+    this.contentType = contentType;
   }
 }
 
@@ -168,15 +185,51 @@ function consumeBytes(b, context) {
 }
 
 // The body as one Uint8Array, for the server: no stream is made for string/bytes bodies.
-// Returns the bytes, or a promise of them when the body is a stream.
+// Returns the bytes, or a SafePromise of them when the body is a stream.
 export function bodyBytesForServer(b) {
-  if (b === null) return new Uint8Array(0);
-  if (isUnusable(b)) throw new TypeError('The Response body has already been used or its stream is locked.');
+  if (b === null) return new Uint8ArrayCtor(0);
+  if (isUnusable(b)) throw new TypeErrorCtor('The Response body has already been used or its stream is locked.');
   if (b.stream === null) {
     const s = takeSource(b);
     return typeof s === 'string' ? host.utf8Encode(s) : s;
   }
-  return readAllBytes(b.stream);
+  return readAllBytesForServer(b.stream);
+}
+
+// readAllBytes without `await` and without looking methods up on the stream or its reader, whose
+// prototypes an app can reach: what it resolves with is what the stream produced.
+function readAllBytesForServer(stream) {
+  return new SafePromise((resolve, reject) => {
+    const reader = ReflectApply(streamGetReader, stream, []);
+    const chunks = [];
+    let total = 0;
+    const step = (result) => {
+      if (result.done) {
+        resolve(concatBytes(chunks, total));
+        return;
+      }
+      const value = result.value;
+      if (!isUint8Array(value)) {
+        const error = new TypeErrorCtor('The body stream produced a chunk that is not a Uint8Array.');
+        PromisePrototypeThen(ReflectApply(readerCancel, reader, [error]), undefined, () => {});
+        reject(error);
+        return;
+      }
+      ArrayPrototypePush(chunks, value);
+      total += TypedArrayPrototypeGetByteLength(value);
+      pump();
+    };
+    const pump = () => {
+      try {
+        PromisePrototypeThen(ReflectApply(readerRead, reader, []), (result) => {
+          try { step(result); } catch (error) { reject(error); }
+        }, reject);
+      } catch (error) {
+        reject(error);
+      }
+    };
+    pump();
+  });
 }
 
 // Installs text/json/arrayBuffer/bytes and the body/bodyUsed getters on a class. `getBody(obj)`

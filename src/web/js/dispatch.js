@@ -1,10 +1,17 @@
-// host.dispatch: the entry point C++ calls for every HTTP request (see ../README.md). It resolves
-// with [status, statusText, headers, body, waitUntil], the last being null or a promise.
+// host.dispatch: the entry point C++ calls for every HTTP request (see ../README.md).
 // Hand-written glue between the server and the app's fetch handler.
+//
+// The answer goes back by calling `respond` or `fail`, natives C++ passes in: never by resolving
+// a promise with the response's parts, which an app that replaced Promise.prototype.then could
+// rewrite on the way. Everything on this path uses the runtime's own builtins (primordials.js).
 import { abortIncomingRequest, createIncomingRequest } from './request.js';
 import { DOMException } from './domexception.js';
 import { isResponse, responseForServer } from './response.js';
 import { reportException } from './console.js';
+import {
+  ArrayIsArray, ObjectGetOwnPropertyDescriptor, ObjectGetPrototypeOf, ObjectPrototype, PromisePrototypeThen, PromiseResolve,
+  ReflectApply, SafePromise, TypeErrorCtor,
+} from './primordials.js';
 
 let waitUntilSettled;
 
@@ -17,11 +24,19 @@ class ExecutionContext {
   waitUntil(promise) {
     if (!(#pending in this)) throw new TypeError('Illegal invocation');
     this.#pending++;
-    Promise.resolve(promise)
-      .then(undefined, (error) => reportException(error, 'Uncaught (in waitUntil)'))
-      .then(() => {
-        if (--this.#pending === 0 && this.#idle !== null) this.#idle.resolve(undefined);
+    const settled = () => {
+      if (--this.#pending === 0 && this.#idle !== null) this.#idle.resolve(undefined);
+    };
+    try {
+      PromisePrototypeThen(PromiseResolve(promise), settled, (error) => {
+        reportException(error, 'Uncaught (in waitUntil)');
+        settled();
       });
+    } catch (error) {
+      // Promise.resolve ran the app's `then` getter or species constructor and it threw.
+      reportException(error, 'Uncaught (in waitUntil)');
+      settled();
+    }
   }
 
   passThroughOnException() {
@@ -35,7 +50,7 @@ class ExecutionContext {
       if (ctx.#pending === 0) return null;
       if (ctx.#idle === null) {
         let resolve;
-        const promise = new Promise((r) => { resolve = r; });
+        const promise = new SafePromise((r) => { resolve = r; });
         ctx.#idle = { promise, resolve };
       }
       return ctx.#idle.promise;
@@ -53,59 +68,95 @@ function describe(value) {
     case 'symbol': return 'a symbol';
     case 'function': return 'a function';
     default: {
-      if (Array.isArray(value)) return 'an array';
-      const proto = Object.getPrototypeOf(value);
-      const name = proto === null ? null : proto.constructor?.name;
-      if (proto === null || proto === Object.prototype || !name) return 'a plain object';
-      return `an instance of ${name}`;
+      // Only the engine's own checks: a Proxy's traps or a prototype's getters may throw, and
+      // this message must not depend on the app.
+      try {
+        if (ArrayIsArray(value)) return 'an array';
+        const proto = ObjectGetPrototypeOf(value);
+        if (proto === null || proto === ObjectPrototype) return 'a plain object';
+        const ctor = ObjectGetOwnPropertyDescriptor(proto, 'constructor');
+        const name = ctor !== undefined && typeof ctor.value === 'function'
+          ? ObjectGetOwnPropertyDescriptor(ctor.value, 'name') : undefined;
+        if (name !== undefined && typeof name.value === 'string' && name.value !== '') {
+          return `an instance of ${name.value}`;
+        }
+        return 'an object that is not a Response';
+      } catch {
+        return 'an object that is not a Response (a Proxy?)';
+      }
     }
   }
 }
 
-function finish(response, ctx) {
+// Sends the Response to C++: its head now, its body now or once its stream has been read.
+function finish(id, response, ctx, respond, fail) {
   if (!isResponse(response)) {
-    throw new TypeError(`fetch handler returned ${describe(response)}; expected a Response`);
+    fail(id, new TypeErrorCtor(`fetch handler returned ${describe(response)}; expected a Response`));
+    return;
   }
-  const result = responseForServer(response);
-  const body = result[3];
-  if (body instanceof Promise) {
-    return body.then((bytes) => {
-      result[3] = bytes;
-      result.push(waitUntilSettled(ctx));
-      return result;
-    });
+  const head = responseForServer(response);
+  if (head.pending === null) {
+    respond(id, head.status, head.statusText, head.headers, head.bytes, waitUntilSettled(ctx));
+    return;
   }
-  result.push(waitUntilSettled(ctx));
-  return result;
+  PromisePrototypeThen(head.pending, (bytes) => {
+    respond(id, head.status, head.statusText, head.headers, bytes, waitUntilSettled(ctx));
+  }, (error) => {
+    fail(id, error);
+  });
 }
 
 function clientDisconnected() {
   return new DOMException('The client disconnected', 'AbortError');
 }
 
-export function dispatch(handler, init, env) {
-  // C++ calls init.abort() (at most once, possibly after the response was sent) when the client
-  // went away: the request's signal aborts.
+// Runs the app's handler for one request. `headers` is a flat [name, value, ...] array of the
+// request's header lines, `body` a Uint8Array or null. Returns the function C++ calls (at most
+// once, possibly after the response was sent) when the client went away: it aborts
+// request.signal. The outcome is `respond(id, status, statusText, headers, body, waitUntil)`
+// (`waitUntil`: null, or a promise that settles once every ctx.waitUntil promise has) or
+// `fail(id, error)`, each called exactly once, possibly before dispatch returns.
+export function dispatch(id, handler, method, url, headers, body, requestId, env, respond, fail) {
   let request = null;
-  init.abort = () => {
+  const abort = () => {
     if (request !== null) abortIncomingRequest(request, clientDisconnected());
   };
-  let fetch;
-  if (handler === null || (typeof handler !== 'object' && typeof handler !== 'function') ||
-      typeof (fetch = handler.fetch) !== 'function') {
-    return Promise.reject(new TypeError(
-      `The module's default export must have a fetch(request, env, ctx) method (got ${describe(handler)}${
-        handler !== null && typeof handler === 'object' ? ` whose fetch is ${describe(handler.fetch)}` : ''}).`));
-  }
-  let result;
-  const ctx = new ExecutionContext();
+  let settled = false;
+  const once = (fn) => (...args) => {
+    if (settled) return;
+    settled = true;
+    ReflectApply(fn, undefined, args);
+  };
+  const respondOnce = once(respond);
+  const failOnce = once(fail);
   try {
-    request = createIncomingRequest(init);
-    result = fetch.call(handler, request, env, ctx);
+    let fetch;
+    if (handler === null || (typeof handler !== 'object' && typeof handler !== 'function') ||
+        typeof (fetch = handler.fetch) !== 'function') {
+      throw new TypeErrorCtor(
+        `The module's default export must have a fetch(request, env, ctx) method (got ${describe(handler)}).`);
+    }
+    const ctx = new ExecutionContext();
+    request = createIncomingRequest(method, url, headers, body);
+    const result = ReflectApply(fetch, handler, [request, env, ctx]);
     // A handler that returns a Response directly (not a promise) skips a promise hop.
-    if (isResponse(result)) return Promise.resolve(finish(result, ctx));
+    if (isResponse(result)) {
+      finish(id, result, ctx, respondOnce, failOnce);
+    } else {
+      // Promise.resolve may run the app's `then`: that is how its thenable answers. What it
+      // resolves to is checked by finish() like any other value.
+      PromisePrototypeThen(PromiseResolve(result), (response) => {
+        try {
+          finish(id, response, ctx, respondOnce, failOnce);
+        } catch (error) {
+          failOnce(id, error);
+        }
+      }, (error) => {
+        failOnce(id, error);
+      });
+    }
   } catch (error) {
-    return Promise.reject(error);
+    failOnce(id, error);
   }
-  return Promise.resolve(result).then((response) => finish(response, ctx));
+  return abort;
 }

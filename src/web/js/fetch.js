@@ -9,7 +9,9 @@
 import { host } from './host.js';
 import { BodyState, bodyBytesForServer } from './body.js';
 import { DOMException } from './domexception.js';
-import { headersToPairs } from './headers.js';
+import { headersToList } from './headers.js';
+import { isUint8Array } from './util.js';
+import { ArrayPrototypePush, PromisePrototypeThen, TypeErrorCtor } from './primordials.js';
 import { Request, requestForFetch } from './request.js';
 import { createFetchedResponse, isNullBodyStatus, isRedirectStatus } from './response.js';
 import { addAbortAlgorithm, removeAbortAlgorithm } from './abort.js';
@@ -85,7 +87,7 @@ export function prepareRequest(input, init) {
   return {
     method: r.method,
     url: r.url,
-    headers: headersToPairs(r.headers),
+    headers: listToPairs(headersToList(r.headers)),
     body: r.body,       // BodyState or null, not yet read
     signal: r.signal,   // AbortSignal or null
     redirect: r.redirect,
@@ -97,9 +99,9 @@ export function prepareRequest(input, init) {
 export function requestBodyBytes(body) {
   if (body === null) return null;
   const bytes = bodyBytesForServer(body);
-  if (!(bytes instanceof Promise)) return bytes;
-  return bytes.then(undefined, (error) => {
-    throw new TypeError('fetch failed: the request body stream errored', { cause: error });
+  if (isUint8Array(bytes)) return bytes;
+  return PromisePrototypeThen(bytes, undefined, (error) => {
+    throw new TypeErrorCtor('fetch failed: the request body stream errored', { cause: error });
   });
 }
 
@@ -112,8 +114,22 @@ export function withBodyBytes(body, fn, fail) {
     fail(error);
     return;
   }
-  if (bytes instanceof Promise) bytes.then(fn, fail);
-  else fn(bytes);
+  if (bytes === null || isUint8Array(bytes)) fn(bytes);
+  else PromisePrototypeThen(bytes, fn, fail);
+}
+
+// The host takes and gives header lines as one flat [name, value, ...] list; fetch() works on
+// [name, value] pairs.
+function listToPairs(list) {
+  const pairs = [];
+  for (let i = 0; i + 1 < list.length; i += 2) ArrayPrototypePush(pairs, [list[i], list[i + 1]]);
+  return pairs;
+}
+
+export function pairsToList(pairs) {
+  const list = [];
+  for (let i = 0; i < pairs.length; i++) ArrayPrototypePush(list, pairs[i][0], pairs[i][1]);
+  return list;
 }
 
 function hasHeader(pairs, name) {
@@ -121,12 +137,11 @@ function hasHeader(pairs, name) {
   return false;
 }
 
-function headerValue(pairs, name) {
-  // Pairs from the host may repeat a name; Headers#get would join them: do the same.
+function headerValue(list, name) {
+  // Lines from the host (a flat list) may repeat a name; Headers#get would join them: do the same.
   let value = null;
-  for (let i = 0; i < pairs.length; i++) {
-    const pair = pairs[i];
-    if (`${pair[0]}`.toLowerCase() === name) value = value === null ? `${pair[1]}` : `${value}, ${pair[1]}`;
+  for (let i = 0; i + 1 < list.length; i += 2) {
+    if (`${list[i]}`.toLowerCase() === name) value = value === null ? `${list[i + 1]}` : `${value}, ${list[i + 1]}`;
   }
   return value;
 }
@@ -179,7 +194,8 @@ class FetchOperation {
     };
     try {
       exchange.id = host.fetchStart({
-        method: this.method, url: this.url, headers: this.headers, body: this.body, timeoutMs: 0,
+        method: this.method, url: this.url, headers: pairsToList(this.headers), body: this.body,
+        timeoutMs: 0,
       }, callbacks);
     } catch (error) {
       exchange.live = false;

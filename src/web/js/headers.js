@@ -11,36 +11,47 @@
 // Node) do not apply them either.
 import { registerInspector, shownAs } from './inspect.js';
 import { exposeInterface, requireArgs } from './util.js';
+import {
+  ArrayPrototypeJoin, ArrayPrototypePush, ArrayPrototypeSlice, ArrayPrototypeSort, JSONStringify, ObjectDefineProperty,
+  ObjectGetOwnPropertySymbols, ObjectGetPrototypeOf, ObjectHasOwn, ObjectKeys,
+  ObjectPrototypePropertyIsEnumerable, ReflectApply, RegExpTest, SafeMap, StringPrototypeCharCodeAt,
+  StringPrototypeSlice, StringPrototypeToLowerCase, SymbolIterator, TypeErrorCtor,
+} from './primordials.js';
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const INVALID_VALUE = /[\0\r\n\u0100-\uffff]/;
-const HTTP_WS_EDGES = /^[\t\n\r ]+|[\t\n\r ]+$/g;
 
-// Header names and values from the spec's productions, with clear TypeErrors.
+function isHttpWhitespace(c) {
+  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+}
+
+// Header names and values from the spec's productions, with clear TypeErrors. (The server checks
+// them again in C++ before anything reaches the wire.)
 export function normalizeName(name, context) {
   const s = typeof name === 'string' ? name : `${name}`;
-  if (!TOKEN.test(s)) throw new TypeError(`${context}: Invalid header name: "${s}"`);
-  return s.toLowerCase();
+  if (!RegExpTest(TOKEN, s)) throw new TypeErrorCtor(`${context}: Invalid header name: "${s}"`);
+  return StringPrototypeToLowerCase(s);
 }
 
 export function normalizeValue(value, name, context) {
   let s = typeof value === 'string' ? value : `${value}`;
   // Strip leading/trailing HTTP whitespace only when there is some (the common case has none).
-  const n = s.length;
-  if (n > 0) {
-    const first = s.charCodeAt(0);
-    const last = s.charCodeAt(n - 1);
-    if (first <= 32 || last <= 32) s = s.replace(HTTP_WS_EDGES, '');
+  let start = 0;
+  let end = s.length;
+  while (start < end && isHttpWhitespace(StringPrototypeCharCodeAt(s, start))) start++;
+  while (end > start && isHttpWhitespace(StringPrototypeCharCodeAt(s, end - 1))) end--;
+  if (start !== 0 || end !== s.length) s = StringPrototypeSlice(s, start, end);
+  if (RegExpTest(INVALID_VALUE, s)) {
+    throw new TypeErrorCtor(`${context}: Invalid value for header "${name}": ${JSONStringify(s)}`);
   }
-  if (INVALID_VALUE.test(s)) throw new TypeError(`${context}: Invalid value for header "${name}": ${JSON.stringify(s)}`);
   return s;
 }
 
 const INTERNAL = Symbol('internal');
 
-export let headersFromPairs;   // (pairs, guard) -> Headers from trusted wire pairs
+export let headersFromList;    // (flat [name, value, ...] from the wire, guard) -> Headers
 export let headersFromCopy;    // (headers, guard = same guard) -> Headers: a copy
-export let headersToPairs;     // (headers) -> [[name, value]...] sorted, combined, cookies apart
+export let headersToList;      // (headers) -> flat [name, value, ...]: sorted, combined, cookies apart
 export let headersSetGuard;    // (headers, guard) -> void
 export let headersHas;         // (headers, lowercaseName) -> boolean, unchecked
 export let headersAppendTrusted; // (headers, lowercaseName, value) -> void, unchecked
@@ -48,7 +59,7 @@ export let isHeaders;
 let iteratorList;              // (headers) -> the cached sorted list, for HeadersIterator
 
 class Headers {
-  #map = new Map();
+  #map = new SafeMap();
   #cookies = null; // string[] of Set-Cookie values, or null
   #guard = 'none';
   #sorted = null;  // cached sort-and-combine result, or null
@@ -61,22 +72,23 @@ class Headers {
   #fill(init) {
     const context = "Failed to construct 'Headers'";
     if (init === null || (typeof init !== 'object' && typeof init !== 'function')) {
-      throw new TypeError(`${context}: The provided value is not of type '(record<ByteString, ByteString> or sequence<sequence<ByteString>>)'.`);
+      throw new TypeErrorCtor(`${context}: The provided value is not of type '(record<ByteString, ByteString> or sequence<sequence<ByteString>>)'.`);
     }
     if (#map in init) {
       this.#copyFrom(init);
       return;
     }
-    const iter = init[Symbol.iterator];
+    // sequence<sequence<ByteString>>: WebIDL reads it through the object's own iterator (what an
+    // app made of Array.prototype[Symbol.iterator] is its own business). Each pair is read by
+    // index after the conversion, never through our own array iteration.
+    const iter = init[SymbolIterator];
     if (iter !== undefined && iter !== null) {
-      if (typeof iter !== 'function') throw new TypeError(`${context}: The object's Symbol.iterator is not callable.`);
-      for (const pair of iter.call(init)) {
-        if (pair === null || typeof pair !== 'object' || typeof pair[Symbol.iterator] !== 'function') {
-          throw new TypeError(`${context}: The provided value cannot be converted to a sequence.`);
-        }
-        const items = [...pair];
+      if (typeof iter !== 'function') throw new TypeErrorCtor(`${context}: The object's Symbol.iterator is not callable.`);
+      const pairs = sequenceOf(init, iter, context);
+      for (let i = 0; i < pairs.length; i++) {
+        const items = sequenceOf(pairs[i], null, context);
         if (items.length !== 2) {
-          throw new TypeError(`${context}: Invalid value: each header pair must be [name, value], got ${items.length} item(s).`);
+          throw new TypeErrorCtor(`${context}: Invalid value: each header pair must be [name, value], got ${items.length} item(s).`);
         }
         this.#append(items[0], items[1], context);
       }
@@ -84,30 +96,32 @@ class Headers {
     }
     // record<ByteString, ByteString>: own enumerable keys, in order. Symbol keys cannot be
     // ByteStrings.
-    for (const s of Object.getOwnPropertySymbols(init)) {
-      if (Object.prototype.propertyIsEnumerable.call(init, s)) {
-        throw new TypeError(`${context}: Cannot convert a Symbol value to a string.`);
+    const symbols = ObjectGetOwnPropertySymbols(init);
+    for (let i = 0; i < symbols.length; i++) {
+      if (ObjectPrototypePropertyIsEnumerable(init, symbols[i])) {
+        throw new TypeErrorCtor(`${context}: Cannot convert a Symbol value to a string.`);
       }
     }
-    for (const key of Object.keys(init)) this.#append(key, init[key], context);
+    const keys = ObjectKeys(init);
+    for (let i = 0; i < keys.length; i++) this.#append(keys[i], init[keys[i]], context);
   }
 
   #copyFrom(other) {
-    for (const [k, v] of other.#map) this.#map.set(k, v);
-    if (other.#cookies !== null) this.#cookies = other.#cookies.slice();
+    other.#map.forEach((v, k) => { this.#map.set(k, v); });
+    if (other.#cookies !== null) this.#cookies = ArrayPrototypeSlice(other.#cookies);
   }
 
   #append(name, value, context) {
     const key = normalizeName(name, context);
     const v = normalizeValue(value, key, context);
-    if (this.#guard === 'immutable') throw new TypeError(`${context}: Headers are immutable.`);
+    if (this.#guard === 'immutable') throw new TypeErrorCtor(`${context}: Headers are immutable.`);
     this.#appendTrusted(key, v);
   }
 
   #appendTrusted(key, v) {
     this.#sorted = null;
     if (key === 'set-cookie') {
-      (this.#cookies ??= []).push(v);
+      ArrayPrototypePush(this.#cookies ??= [], v);
       return;
     }
     const prev = this.#map.get(key);
@@ -117,15 +131,18 @@ class Headers {
   // "sort and combine": [name, value] pairs sorted by name, Set-Cookie values kept separate.
   #sortedList() {
     if (this.#sorted !== null) return this.#sorted;
-    const names = [...this.#map.keys()];
-    if (this.#cookies !== null && this.#cookies.length > 0) names.push('set-cookie');
-    names.sort();
+    const names = [];
+    this.#map.forEach((_, name) => { ArrayPrototypePush(names, name); });
+    if (this.#cookies !== null && this.#cookies.length > 0) ArrayPrototypePush(names, 'set-cookie');
+    ArrayPrototypeSort(names);
     const list = [];
-    for (const name of names) {
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i];
       if (name === 'set-cookie') {
-        for (const c of this.#cookies) list.push([name, c]);
+        const cookies = this.#cookies;
+        for (let j = 0; j < cookies.length; j++) ArrayPrototypePush(list, [name, cookies[j]]);
       } else {
-        list.push([name, this.#map.get(name)]);
+        ArrayPrototypePush(list, [name, this.#map.get(name)]);
       }
     }
     this.#sorted = list;
@@ -133,17 +150,17 @@ class Headers {
   }
 
   append(name, value) {
-    if (!(#map in this)) throw new TypeError('Illegal invocation');
+    if (!(#map in this)) throw new TypeErrorCtor('Illegal invocation');
     requireArgs(arguments.length, 2, "Failed to execute 'append' on 'Headers'");
     this.#append(name, value, "Failed to execute 'append' on 'Headers'");
   }
 
   delete(name) {
-    if (!(#map in this)) throw new TypeError('Illegal invocation');
+    if (!(#map in this)) throw new TypeErrorCtor('Illegal invocation');
     const context = "Failed to execute 'delete' on 'Headers'";
     requireArgs(arguments.length, 1, context);
     const key = normalizeName(name, context);
-    if (this.#guard === 'immutable') throw new TypeError(`${context}: Headers are immutable.`);
+    if (this.#guard === 'immutable') throw new TypeErrorCtor(`${context}: Headers are immutable.`);
     if (key === 'set-cookie') {
       if (this.#cookies !== null) { this.#cookies = null; this.#sorted = null; }
     } else if (this.#map.delete(key)) {
@@ -152,24 +169,24 @@ class Headers {
   }
 
   get(name) {
-    if (!(#map in this)) throw new TypeError('Illegal invocation');
+    if (!(#map in this)) throw new TypeErrorCtor('Illegal invocation');
     const context = "Failed to execute 'get' on 'Headers'";
     requireArgs(arguments.length, 1, context);
     const key = normalizeName(name, context);
     if (key === 'set-cookie') {
-      return this.#cookies === null || this.#cookies.length === 0 ? null : this.#cookies.join(', ');
+      return this.#cookies === null || this.#cookies.length === 0 ? null : ArrayPrototypeJoin(this.#cookies, ', ');
     }
     const v = this.#map.get(key);
     return v === undefined ? null : v;
   }
 
   getSetCookie() {
-    if (!(#map in this)) throw new TypeError('Illegal invocation');
-    return this.#cookies === null ? [] : this.#cookies.slice();
+    if (!(#map in this)) throw new TypeErrorCtor('Illegal invocation');
+    return this.#cookies === null ? [] : ArrayPrototypeSlice(this.#cookies);
   }
 
   has(name) {
-    if (!(#map in this)) throw new TypeError('Illegal invocation');
+    if (!(#map in this)) throw new TypeErrorCtor('Illegal invocation');
     const context = "Failed to execute 'has' on 'Headers'";
     requireArgs(arguments.length, 1, context);
     const key = normalizeName(name, context);
@@ -177,12 +194,12 @@ class Headers {
   }
 
   set(name, value) {
-    if (!(#map in this)) throw new TypeError('Illegal invocation');
+    if (!(#map in this)) throw new TypeErrorCtor('Illegal invocation');
     const context = "Failed to execute 'set' on 'Headers'";
     requireArgs(arguments.length, 2, context);
     const key = normalizeName(name, context);
     const v = normalizeValue(value, key, context);
-    if (this.#guard === 'immutable') throw new TypeError(`${context}: Headers are immutable.`);
+    if (this.#guard === 'immutable') throw new TypeErrorCtor(`${context}: Headers are immutable.`);
     this.#sorted = null;
     if (key === 'set-cookie') this.#cookies = [v];
     else this.#map.set(key, v);
@@ -191,41 +208,41 @@ class Headers {
   // WebIDL iterable<ByteString, ByteString>: the list is re-read at every step, so changes made
   // by the callback are seen, as the spec's "value pairs to iterate over" are.
   forEach(callback, thisArg = undefined) {
-    if (!(#map in this)) throw new TypeError('Illegal invocation');
+    if (!(#map in this)) throw new TypeErrorCtor('Illegal invocation');
     requireArgs(arguments.length, 1, "Failed to execute 'forEach' on 'Headers'");
     if (typeof callback !== 'function') {
-      throw new TypeError("Failed to execute 'forEach' on 'Headers': parameter 1 is not of type 'Function'.");
+      throw new TypeErrorCtor("Failed to execute 'forEach' on 'Headers': parameter 1 is not of type 'Function'.");
     }
     for (let i = 0; ; i++) {
       const list = this.#sortedList();
       if (i >= list.length) break;
-      const [name, value] = list[i];
-      callback.call(thisArg, value, name, this);
+      const pair = list[i];
+      ReflectApply(callback, thisArg, [pair[1], pair[0], this]);
     }
   }
 
   keys() {
-    if (!(#map in this)) throw new TypeError('Illegal invocation');
+    if (!(#map in this)) throw new TypeErrorCtor('Illegal invocation');
     return new HeadersIterator(this, 'key');
   }
 
   values() {
-    if (!(#map in this)) throw new TypeError('Illegal invocation');
+    if (!(#map in this)) throw new TypeErrorCtor('Illegal invocation');
     return new HeadersIterator(this, 'value');
   }
 
   entries() {
-    if (!(#map in this)) throw new TypeError('Illegal invocation');
+    if (!(#map in this)) throw new TypeErrorCtor('Illegal invocation');
     return new HeadersIterator(this, 'key+value');
   }
 
   static {
-    // Pairs from the HTTP parser, which has already checked them against the HTTP grammar.
-    headersFromPairs = (pairs, guard) => {
+    // Header lines from the HTTP parser or the server, already checked against the HTTP
+    // grammar in C++: a flat [name, value, ...] list.
+    headersFromList = (list, guard) => {
       const h = new Headers(INTERNAL);
-      for (let i = 0; i < pairs.length; i++) {
-        const pair = pairs[i];
-        h.#appendTrusted(pair[0].toLowerCase(), pair[1]);
+      for (let i = 0; i + 1 < list.length; i += 2) {
+        h.#appendTrusted(StringPrototypeToLowerCase(list[i]), list[i + 1]);
       }
       h.#guard = guard;
       return h;
@@ -236,9 +253,15 @@ class Headers {
       h.#guard = guard;
       return h;
     };
-    headersToPairs = (h) => {
-      if (h.#cookies === null && h.#map.size === 1) return [...h.#map]; // nothing to sort
-      return h.#sortedList().slice();
+    headersToList = (h) => {
+      const list = [];
+      if (h.#cookies === null && h.#map.size === 1) { // nothing to sort
+        h.#map.forEach((value, name) => { ArrayPrototypePush(list, name, value); });
+        return list;
+      }
+      const sorted = h.#sortedList();
+      for (let i = 0; i < sorted.length; i++) ArrayPrototypePush(list, sorted[i][0], sorted[i][1]);
+      return list;
     };
     headersSetGuard = (h, guard) => { h.#guard = guard; };
     headersHas = (h, key) => (key === 'set-cookie' ? h.#cookies !== null && h.#cookies.length > 0 : h.#map.has(key));
@@ -248,8 +271,36 @@ class Headers {
   }
 }
 
+// A WebIDL sequence from an iterable: the values its iterator yields, in a list of ours.
+// `iter` is the @@iterator method already read, or null to read it now.
+function sequenceOf(value, iter, context) {
+  if (iter === null) {
+    if (value === null || typeof value !== 'object') {
+      throw new TypeErrorCtor(`${context}: The provided value cannot be converted to a sequence.`);
+    }
+    iter = value[SymbolIterator];
+    if (typeof iter !== 'function') {
+      throw new TypeErrorCtor(`${context}: The provided value cannot be converted to a sequence.`);
+    }
+  }
+  const iterator = ReflectApply(iter, value, []);
+  if (iterator === null || (typeof iterator !== 'object' && typeof iterator !== 'function')) {
+    throw new TypeErrorCtor(`${context}: The iterator is not an object.`);
+  }
+  const next = iterator.next;
+  const items = [];
+  for (;;) {
+    const step = ReflectApply(next, iterator, []);
+    if (step === null || (typeof step !== 'object' && typeof step !== 'function')) {
+      throw new TypeErrorCtor(`${context}: The iterator result is not an object.`);
+    }
+    if (step.done) return items;
+    ArrayPrototypePush(items, step.value);
+  }
+}
+
 // The "Headers Iterator" objects of WebIDL's default iterator, inheriting %IteratorPrototype%.
-const IteratorPrototype = Object.getPrototypeOf(Object.getPrototypeOf([][Symbol.iterator]()));
+const IteratorPrototype = ObjectGetPrototypeOf(ObjectGetPrototypeOf([][SymbolIterator]()));
 
 class HeadersIterator {
   #headers;
@@ -262,19 +313,21 @@ class HeadersIterator {
   }
 
   next() {
-    if (!(#headers in this)) throw new TypeError('Illegal invocation');
+    if (!(#headers in this)) throw new TypeErrorCtor('Illegal invocation');
     const list = iteratorList(this.#headers);
     if (this.#index >= list.length) return { value: undefined, done: true };
-    const [name, value] = list[this.#index++];
+    const pair = list[this.#index++];
+    const name = pair[0];
+    const value = pair[1];
     const kind = this.#kind;
     return { value: kind === 'key' ? name : kind === 'value' ? value : [name, value], done: false };
   }
 }
 Object.setPrototypeOf(HeadersIterator.prototype, IteratorPrototype);
-Object.defineProperty(HeadersIterator.prototype, 'next', { enumerable: true });
-Object.defineProperty(HeadersIterator.prototype, Symbol.toStringTag, { value: 'Headers Iterator', configurable: true });
+ObjectDefineProperty(HeadersIterator.prototype, 'next', { enumerable: true });
+ObjectDefineProperty(HeadersIterator.prototype, Symbol.toStringTag, { value: 'Headers Iterator', configurable: true });
 
-Object.defineProperty(Headers.prototype, Symbol.iterator, {
+ObjectDefineProperty(Headers.prototype, SymbolIterator, {
   value: Headers.prototype.entries, writable: true, enumerable: false, configurable: true,
 });
 
@@ -283,8 +336,11 @@ exposeInterface(Headers, 'Headers');
 registerInspector(Headers.prototype, (h) => {
   if (!isHeaders(h)) return undefined;
   const props = {};
-  for (const [name, value] of iteratorList(h)) {
-    props[name] = Object.hasOwn(props, name) ? [].concat(props[name], value) : value;
+  const list = iteratorList(h);
+  for (let i = 0; i < list.length; i++) {
+    const name = list[i][0];
+    const value = list[i][1];
+    props[name] = ObjectHasOwn(props, name) ? [].concat(props[name], value) : value;
   }
   return shownAs(Headers.prototype, props);
 });

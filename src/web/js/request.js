@@ -12,19 +12,23 @@ import {
   BodyState, bodyForInspection, cloneBody, extractBody, installBodyMixin, isUnusable, takeBody,
 } from './body.js';
 import {
-  Headers, headersAppendTrusted, headersFromCopy, headersFromPairs, headersHas,
+  Headers, headersAppendTrusted, headersFromCopy, headersFromList, headersHas,
 } from './headers.js';
 import { createAbortSignal, createDependentSignal, isAbortSignal, signalAbort } from './abort.js';
 import { registerInspector, shownAs } from './inspect.js';
 import { parseAbsoluteURL } from './url.js';
 import { exposeInterface, requireArgs, toUSVString } from './util.js';
+import {
+  ArrayPrototypeIncludes, ObjectFreeze, RangeErrorCtor, RegExpTest, SafeMap, SafeSet,
+  StringPrototypeSlice, StringPrototypeToLowerCase, StringPrototypeToUpperCase, TypeErrorCtor,
+} from './primordials.js';
 
 const INTERNAL = Symbol('internal');
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const NORMALIZED_METHODS = new Map([
+const NORMALIZED_METHODS = new SafeMap([
   ['delete', 'DELETE'], ['get', 'GET'], ['head', 'HEAD'], ['options', 'OPTIONS'], ['post', 'POST'], ['put', 'PUT'],
 ]);
-const FORBIDDEN_METHODS = new Set(['connect', 'trace', 'track']);
+const FORBIDDEN_METHODS = new SafeSet(['connect', 'trace', 'track']);
 
 // Enumerations of RequestInit, checked as WebIDL does (TypeError for other values).
 const ENUMS = {
@@ -40,8 +44,8 @@ const ENUMS = {
 
 function toEnum(value, key, context) {
   const s = `${value}`;
-  if (!ENUMS[key].includes(s)) {
-    throw new TypeError(`${context}: The provided value '${s}' is not a valid enum value of type Request${key[0].toUpperCase()}${key.slice(1)}.`);
+  if (!ArrayPrototypeIncludes(ENUMS[key], s)) {
+    throw new TypeErrorCtor(`${context}: The provided value '${s}' is not a valid enum value of type Request${StringPrototypeToUpperCase(key[0])}${StringPrototypeSlice(key, 1)}.`);
   }
   return s;
 }
@@ -51,7 +55,7 @@ function toEnum(value, key, context) {
 function normalizeMethod(method) {
   if (method === 'GET' || method === 'POST' || method === 'HEAD' || method === 'PUT' ||
       method === 'DELETE' || method === 'OPTIONS') return method;
-  return NORMALIZED_METHODS.get(method.toLowerCase()) ?? method;
+  return NORMALIZED_METHODS.get(StringPrototypeToLowerCase(method)) ?? method;
 }
 
 // Options that are rarely set, kept out of the common object shape. The defaults are Fetch's.
@@ -60,7 +64,7 @@ const DEFAULT_OPTIONS = Object.freeze({
   referrer: 'about:client', referrerPolicy: '',
 });
 
-export let createIncomingRequest; // (init from C++) -> Request
+export let createIncomingRequest; // (method, url, flat header list, body bytes | null) -> Request
 export let abortIncomingRequest;  // (request, reason) -> void: the client went away
 export let requestForFetch;       // (request) -> what fetch() sends: see the static block
 let getBody;                      // (value) -> BodyState | null, or undefined if not a Request
@@ -74,7 +78,7 @@ class Request {
   #url = null;         // serialized URL, or null while #rawUrl waits to be parsed
   #rawUrl = null;
   #headers = null;     // Headers, or null until first needed
-  #headerPairs = null; // wire header pairs while #headers is null
+  #headerList = null;  // the wire's flat [name, value, ...] list while #headers is null
   #contentType = null; // Content-Type implied by the body while #headers is null
   #body = null;        // BodyState or null
   #signal = null;      // AbortSignal, or null for "a signal that never aborts", or LAZY_SIGNAL;
@@ -87,7 +91,7 @@ class Request {
     const context = "Failed to construct 'Request'";
     requireArgs(arguments.length, 1, context);
     if (init !== undefined && init !== null && typeof init !== 'object' && typeof init !== 'function') {
-      throw new TypeError(`${context}: The provided value is not of type 'RequestInit'.`);
+      throw new TypeErrorCtor(`${context}: The provided value is not of type 'RequestInit'.`);
     }
 
     // Step 5/6: from a URL string, or from another Request.
@@ -103,7 +107,7 @@ class Request {
     } else {
       const href = toUSVString(input);
       const parsed = parseAbsoluteURL(href, true, context);
-      if (parsed === null) throw new TypeError(`${context}: Invalid URL: ${href}`);
+      if (parsed === null) throw new TypeErrorCtor(`${context}: Invalid URL: ${href}`);
       this.#url = parsed;
     }
 
@@ -118,7 +122,7 @@ class Request {
       initSignal = signal;
       if (duplex !== undefined) toEnum(duplex, 'duplex', context);
       if (priority !== undefined) toEnum(priority, 'priority', context);
-      if (window !== undefined && window !== null) throw new TypeError(`${context}: 'window' must be null.`);
+      if (window !== undefined && window !== null) throw new TypeErrorCtor(`${context}: 'window' must be null.`);
       let options = null;
       const option = (key, value) => { (options ??= { ...this.#options })[key] = value; };
       if (referrer !== undefined) {
@@ -126,37 +130,37 @@ class Request {
         if (r === '') option('referrer', '');
         else {
           const parsed = parseAbsoluteURL(r, false, context);
-          if (parsed === null) throw new TypeError(`${context}: Invalid referrer URL: ${r}`);
+          if (parsed === null) throw new TypeErrorCtor(`${context}: Invalid referrer URL: ${r}`);
           option('referrer', parsed);
         }
       }
       if (referrerPolicy !== undefined) option('referrerPolicy', toEnum(referrerPolicy, 'referrerPolicy', context));
       if (mode !== undefined) {
         const m = toEnum(mode, 'mode', context);
-        if (m === 'navigate') throw new TypeError(`${context}: Cannot construct a Request with a RequestInit whose mode member is set as 'navigate'.`);
+        if (m === 'navigate') throw new TypeErrorCtor(`${context}: Cannot construct a Request with a RequestInit whose mode member is set as 'navigate'.`);
         option('mode', m);
       }
       if (credentials !== undefined) option('credentials', toEnum(credentials, 'credentials', context));
       if (cache !== undefined) option('cache', toEnum(cache, 'cache', context));
       if (options !== null && options.cache === 'only-if-cached' && options.mode !== 'same-origin') {
-        throw new TypeError(`${context}: 'only-if-cached' can be set only with 'same-origin' mode.`);
+        throw new TypeErrorCtor(`${context}: 'only-if-cached' can be set only with 'same-origin' mode.`);
       }
       if (redirect !== undefined) this.#redirect = toEnum(redirect, 'redirect', context);
       if (integrity !== undefined) option('integrity', `${integrity}`);
       if (keepalive !== undefined) option('keepalive', !!keepalive);
-      if (options !== null) this.#options = Object.freeze(options);
+      if (options !== null) this.#options = ObjectFreeze(options);
     }
 
     if (initMethod !== undefined) {
       const m = `${initMethod}`;
-      if (!TOKEN.test(m)) throw new TypeError(`${context}: '${m}' is not a valid HTTP method.`);
-      if (FORBIDDEN_METHODS.has(m.toLowerCase())) throw new TypeError(`${context}: '${m}' HTTP method is unsupported.`);
+      if (!RegExpTest(TOKEN, m)) throw new TypeErrorCtor(`${context}: '${m}' is not a valid HTTP method.`);
+      if (FORBIDDEN_METHODS.has(StringPrototypeToLowerCase(m))) throw new TypeErrorCtor(`${context}: '${m}' HTTP method is unsupported.`);
       this.#method = normalizeMethod(m);
     }
 
     if (initSignal !== undefined) {
       if (initSignal !== null && !isAbortSignal(initSignal)) {
-        throw new TypeError(`${context}: Failed to read the 'signal' property from 'RequestInit': Failed to convert value to 'AbortSignal'.`);
+        throw new TypeErrorCtor(`${context}: Failed to read the 'signal' property from 'RequestInit': Failed to convert value to 'AbortSignal'.`);
       }
       parentSignal = initSignal;
     }
@@ -169,7 +173,7 @@ class Request {
     const inputBody = inputRequest === null ? null : inputRequest.#body;
     const hasInitBody = initBody !== undefined && initBody !== null;
     if ((hasInitBody || inputBody !== null) && (this.#method === 'GET' || this.#method === 'HEAD')) {
-      throw new TypeError(`${context}: Request with GET/HEAD method cannot have body.`);
+      throw new TypeErrorCtor(`${context}: Request with GET/HEAD method cannot have body.`);
     }
     let body = null;
     if (hasInitBody) {
@@ -180,13 +184,13 @@ class Request {
         else if (!headersHas(this.#headers, 'content-type')) headersAppendTrusted(this.#headers, 'content-type', type);
       }
     } else if (inputBody !== null) {
-      if (isUnusable(inputBody)) throw new TypeError(`${context}: Cannot construct a Request with a Request object that has already been used.`);
+      if (isUnusable(inputBody)) throw new TypeErrorCtor(`${context}: Cannot construct a Request with a Request object that has already been used.`);
       body = inputBody;
     }
     if (body !== null && body.stream !== null) {
       const mode = this.#options.mode;
       if (mode !== 'same-origin' && mode !== 'cors') {
-        throw new TypeError(`${context}: A body stream requires mode 'same-origin' or 'cors'.`);
+        throw new TypeErrorCtor(`${context}: A body stream requires mode 'same-origin' or 'cors'.`);
       }
     }
     // The input request's body moves to this one; the input then reads as used.
@@ -194,12 +198,12 @@ class Request {
   }
 
   get method() {
-    if (!(#method in this)) throw new TypeError('Illegal invocation');
+    if (!(#method in this)) throw new TypeErrorCtor('Illegal invocation');
     return this.#method;
   }
 
   get url() {
-    if (!(#method in this)) throw new TypeError('Illegal invocation');
+    if (!(#method in this)) throw new TypeErrorCtor('Illegal invocation');
     if (this.#url === null) {
       this.#url = parseAbsoluteURL(this.#rawUrl, false, '') ?? this.#rawUrl;
       this.#rawUrl = null;
@@ -208,10 +212,10 @@ class Request {
   }
 
   get headers() {
-    if (!(#method in this)) throw new TypeError('Illegal invocation');
+    if (!(#method in this)) throw new TypeErrorCtor('Illegal invocation');
     if (this.#headers === null) {
-      this.#headers = headersFromPairs(this.#headerPairs ?? [], 'request');
-      this.#headerPairs = null;
+      this.#headers = headersFromList(this.#headerList ?? [], 'request');
+      this.#headerList = null;
       if (this.#contentType !== null) headersAppendTrusted(this.#headers, 'content-type', this.#contentType);
       this.#contentType = null;
     }
@@ -219,82 +223,82 @@ class Request {
   }
 
   get destination() {
-    if (!(#method in this)) throw new TypeError('Illegal invocation');
+    if (!(#method in this)) throw new TypeErrorCtor('Illegal invocation');
     return '';
   }
 
   get referrer() {
-    if (!(#method in this)) throw new TypeError('Illegal invocation');
+    if (!(#method in this)) throw new TypeErrorCtor('Illegal invocation');
     return this.#options.referrer;
   }
 
   get referrerPolicy() {
-    if (!(#method in this)) throw new TypeError('Illegal invocation');
+    if (!(#method in this)) throw new TypeErrorCtor('Illegal invocation');
     return this.#options.referrerPolicy;
   }
 
   get mode() {
-    if (!(#method in this)) throw new TypeError('Illegal invocation');
+    if (!(#method in this)) throw new TypeErrorCtor('Illegal invocation');
     return this.#options.mode;
   }
 
   get credentials() {
-    if (!(#method in this)) throw new TypeError('Illegal invocation');
+    if (!(#method in this)) throw new TypeErrorCtor('Illegal invocation');
     return this.#options.credentials;
   }
 
   get cache() {
-    if (!(#method in this)) throw new TypeError('Illegal invocation');
+    if (!(#method in this)) throw new TypeErrorCtor('Illegal invocation');
     return this.#options.cache;
   }
 
   get redirect() {
-    if (!(#method in this)) throw new TypeError('Illegal invocation');
+    if (!(#method in this)) throw new TypeErrorCtor('Illegal invocation');
     return this.#redirect;
   }
 
   get integrity() {
-    if (!(#method in this)) throw new TypeError('Illegal invocation');
+    if (!(#method in this)) throw new TypeErrorCtor('Illegal invocation');
     return this.#options.integrity;
   }
 
   get keepalive() {
-    if (!(#method in this)) throw new TypeError('Illegal invocation');
+    if (!(#method in this)) throw new TypeErrorCtor('Illegal invocation');
     return this.#options.keepalive;
   }
 
   get isReloadNavigation() {
-    if (!(#method in this)) throw new TypeError('Illegal invocation');
+    if (!(#method in this)) throw new TypeErrorCtor('Illegal invocation');
     return false;
   }
 
   get isHistoryNavigation() {
-    if (!(#method in this)) throw new TypeError('Illegal invocation');
+    if (!(#method in this)) throw new TypeErrorCtor('Illegal invocation');
     return false;
   }
 
   get signal() {
-    if (!(#method in this)) throw new TypeError('Illegal invocation');
+    if (!(#method in this)) throw new TypeErrorCtor('Illegal invocation');
     const signal = this.#signal;
     if (signal !== null && signal !== LAZY_SIGNAL) return signal;
     return (this.#signal = createAbortSignal());
   }
 
   get duplex() {
-    if (!(#method in this)) throw new TypeError('Illegal invocation');
+    if (!(#method in this)) throw new TypeErrorCtor('Illegal invocation');
     return 'half';
   }
 
   clone() {
-    if (!(#method in this)) throw new TypeError('Illegal invocation');
+    if (!(#method in this)) throw new TypeErrorCtor('Illegal invocation');
     if (this.#body !== null && isUnusable(this.#body)) {
-      throw new TypeError("Failed to execute 'clone' on 'Request': Request body is already used.");
+      throw new TypeErrorCtor("Failed to execute 'clone' on 'Request': Request body is already used.");
     }
     const r = new Request(INTERNAL);
     r.#method = this.#method;
     r.#url = this.#url;
     r.#rawUrl = this.#rawUrl;
-    r.#headerPairs = this.#headerPairs;
+    r.#headerList = this.#headerList;
     r.#contentType = this.#contentType;
     if (this.#headers !== null) r.#headers = headersFromCopy(this.#headers);
     r.#redirect = this.#redirect;
@@ -306,14 +310,13 @@ class Request {
 
   static {
     getBody = (value) => (typeof value === 'object' && value !== null && #method in value ? value.#body : undefined);
-    createIncomingRequest = (init) => {
+    createIncomingRequest = (rawMethod, url, headerList, body) => {
       const r = new Request(INTERNAL);
-      const method = normalizeMethod(init.method);
+      const method = normalizeMethod(rawMethod);
       r.#method = method;
-      r.#rawUrl = init.url;
-      r.#headerPairs = init.headers;
+      r.#rawUrl = url;
+      r.#headerList = headerList;
       r.#signal = LAZY_SIGNAL;
-      const body = init.body;
       if (body !== null && body !== undefined && method !== 'GET' && method !== 'HEAD') {
         r.#body = new BodyState(body, null, null);
       }

@@ -7,11 +7,14 @@ import {
   installBodyMixin, isUnusable,
 } from './body.js';
 import {
-  Headers, headersAppendTrusted, headersFromCopy, headersFromPairs, headersHas, headersToPairs,
+  Headers, headersAppendTrusted, headersFromCopy, headersFromList, headersHas, headersToList,
 } from './headers.js';
 import { registerInspector, shownAs } from './inspect.js';
 import { parseAbsoluteURL } from './url.js';
-import { exposeInterface, requireArgs, toByteString } from './util.js';
+import { exposeInterface, isUint8Array, requireArgs, toByteString } from './util.js';
+import {
+  JSONStringify, MathTrunc, NumberCtor, NumberIsFinite, RangeErrorCtor, RegExpTest, TypeErrorCtor,
+} from './primordials.js';
 
 const INTERNAL = Symbol('internal');
 const REASON_PHRASE = /^[\t\x20-\x7e\x80-\xff]*$/;
@@ -26,14 +29,16 @@ function isRedirectStatus(status) {
 
 // WebIDL `unsigned short`: ToNumber, truncate, modulo 2^16.
 function toUnsignedShort(value) {
-  const n = Math.trunc(Number(value));
-  if (!Number.isFinite(n)) return 0;
+  const n = MathTrunc(NumberCtor(value));
+  if (!NumberIsFinite(n)) return 0;
   return ((n % 65536) + 65536) % 65536;
 }
 
 export let isResponse;
-export let responseForServer; // (response) -> [status, statusText, headerPairs, bytes | Promise]
-// (status, statusText, headerPairs, body: BodyState | null, url, redirected) -> a Response of type
+// (response) -> { status, statusText, headers: flat [name, value, ...], bytes: Uint8Array | null,
+// pending: a promise of the bytes (a stream body) | null }, read from the private state alone.
+export let responseForServer;
+// (status, statusText, headers: flat list, body: BodyState | null, url, redirected) -> a Response of type
 // "basic" with immutable headers, as fetch() and service bindings return.
 export let createFetchedResponse;
 let getBody;                  // (value) -> BodyState | null, or undefined if not a Response
@@ -59,7 +64,7 @@ class Response {
   #initialize(init, body, context) {
     if (init !== undefined && init !== null) {
       if (typeof init !== 'object' && typeof init !== 'function') {
-        throw new TypeError(`${context}: The provided value is not of type 'ResponseInit'.`);
+        throw new TypeErrorCtor(`${context}: The provided value is not of type 'ResponseInit'.`);
       }
       // Dictionary members are read in lexicographic order, as WebIDL converts them.
       const headers = init.headers;
@@ -68,20 +73,20 @@ class Response {
       if (status !== undefined) {
         const s = toUnsignedShort(status);
         if (s < 200 || s > 599) {
-          throw new RangeError(`${context}: The status provided (${s}) is outside the range [200, 599].`);
+          throw new RangeErrorCtor(`${context}: The status provided (${s}) is outside the range [200, 599].`);
         }
         this.#status = s;
       }
       if (statusText !== undefined) {
         const t = toByteString(statusText, context);
-        if (!REASON_PHRASE.test(t)) throw new TypeError(`${context}: Invalid statusText.`);
+        if (!RegExpTest(REASON_PHRASE, t)) throw new TypeErrorCtor(`${context}: Invalid statusText.`);
         this.#statusText = t;
       }
       if (headers !== undefined) this.#headers = new Headers(headers);
     }
     if (body !== null) {
       if (isNullBodyStatus(this.#status)) {
-        throw new TypeError(`${context}: Response with null body status (${this.#status}) cannot have a body.`);
+        throw new TypeErrorCtor(`${context}: Response with null body status (${this.#status}) cannot have a body.`);
       }
       this.#body = body;
       const type = body.contentType;
@@ -96,7 +101,7 @@ class Response {
     const r = new Response(INTERNAL);
     r.#type = 'error';
     r.#status = 0;
-    r.#headers = headersFromPairs([], 'immutable');
+    r.#headers = headersFromList([], 'immutable');
     return r;
   }
 
@@ -105,68 +110,68 @@ class Response {
     requireArgs(arguments.length, 1, context);
     const href = `${url}`;
     const parsed = parseAbsoluteURL(href, false, context);
-    if (parsed === null) throw new TypeError(`${context}: Invalid URL: ${href}`);
+    if (parsed === null) throw new TypeErrorCtor(`${context}: Invalid URL: ${href}`);
     const s = toUnsignedShort(status);
-    if (!isRedirectStatus(s)) throw new RangeError(`${context}: Invalid status code ${s} (must be 301, 302, 303, 307 or 308).`);
+    if (!isRedirectStatus(s)) throw new RangeErrorCtor(`${context}: Invalid status code ${s} (must be 301, 302, 303, 307 or 308).`);
     const r = new Response(INTERNAL);
     r.#status = s;
-    r.#headers = headersFromPairs([['location', parsed]], 'immutable');
+    r.#headers = headersFromList(['location', parsed], 'immutable');
     return r;
   }
 
   static json(data, init = undefined) {
     const context = "Failed to execute 'json' on 'Response'";
     requireArgs(arguments.length, 1, context);
-    const text = JSON.stringify(data);
-    if (text === undefined) throw new TypeError(`${context}: The data is not JSON serializable.`);
+    const text = JSONStringify(data);
+    if (text === undefined) throw new TypeErrorCtor(`${context}: The data is not JSON serializable.`);
     const r = new Response(INTERNAL);
     r.#initialize(init, new BodyState(text, null, 'application/json'), context);
     return r;
   }
 
   get type() {
-    if (!(#status in this)) throw new TypeError('Illegal invocation');
+    if (!(#status in this)) throw new TypeErrorCtor('Illegal invocation');
     return this.#type;
   }
 
   get url() {
-    if (!(#status in this)) throw new TypeError('Illegal invocation');
+    if (!(#status in this)) throw new TypeErrorCtor('Illegal invocation');
     return this.#url;
   }
 
   get redirected() {
-    if (!(#status in this)) throw new TypeError('Illegal invocation');
+    if (!(#status in this)) throw new TypeErrorCtor('Illegal invocation');
     return this.#redirected;
   }
 
   get status() {
-    if (!(#status in this)) throw new TypeError('Illegal invocation');
+    if (!(#status in this)) throw new TypeErrorCtor('Illegal invocation');
     return this.#status;
   }
 
   get ok() {
-    if (!(#status in this)) throw new TypeError('Illegal invocation');
+    if (!(#status in this)) throw new TypeErrorCtor('Illegal invocation');
     return this.#status >= 200 && this.#status <= 299;
   }
 
   get statusText() {
-    if (!(#status in this)) throw new TypeError('Illegal invocation');
+    if (!(#status in this)) throw new TypeErrorCtor('Illegal invocation');
     return this.#statusText;
   }
 
   get headers() {
-    if (!(#status in this)) throw new TypeError('Illegal invocation');
+    if (!(#status in this)) throw new TypeErrorCtor('Illegal invocation');
     if (this.#headers === null) {
-      this.#headers = headersFromPairs(this.#contentType === null ? [] : [['content-type', this.#contentType]], 'response');
+      this.#headers = headersFromList(this.#contentType === null ? [] : ['content-type', this.#contentType], 'response');
       this.#contentType = null;
     }
     return this.#headers;
   }
 
   clone() {
-    if (!(#status in this)) throw new TypeError('Illegal invocation');
+    if (!(#status in this)) throw new TypeErrorCtor('Illegal invocation');
     if (this.#body !== null && isUnusable(this.#body)) {
-      throw new TypeError("Failed to execute 'clone' on 'Response': Response body is already used.");
+      throw new TypeErrorCtor("Failed to execute 'clone' on 'Response': Response body is already used.");
     }
     const r = new Response(INTERNAL);
     r.#status = this.#status;
@@ -184,17 +189,22 @@ class Response {
     isResponse = (value) => typeof value === 'object' && value !== null && #status in value;
     getBody = (value) => (typeof value === 'object' && value !== null && #status in value ? value.#body : undefined);
     responseForServer = (r) => {
-      if (r.#type === 'error') throw new TypeError('fetch handler returned Response.error(), a network error; expected a Response that can be sent');
-      let pairs;
-      if (r.#headers !== null) pairs = headersToPairs(r.#headers);
-      else pairs = r.#contentType === null ? [] : [['content-type', r.#contentType]];
-      return [r.#status, r.#statusText, pairs, bodyBytesForServer(r.#body)];
+      if (r.#type === 'error') throw new TypeErrorCtor('fetch handler returned Response.error(), a network error; expected a Response that can be sent');
+      let headers;
+      if (r.#headers !== null) headers = headersToList(r.#headers);
+      else headers = r.#contentType === null ? [] : ['content-type', r.#contentType];
+      const body = bodyBytesForServer(r.#body);
+      const sync = isUint8Array(body);
+      return {
+        status: r.#status, statusText: r.#statusText, headers,
+        bytes: sync ? body : null, pending: sync ? null : body,
+      };
     };
-    createFetchedResponse = (status, statusText, headerPairs, body, url, redirected) => {
+    createFetchedResponse = (status, statusText, headerList, body, url, redirected) => {
       const r = new Response(INTERNAL);
       r.#status = status;
       r.#statusText = statusText;
-      r.#headers = headersFromPairs(headerPairs, 'immutable');
+      r.#headers = headersFromList(headerList, 'immutable');
       r.#body = body;
       r.#type = 'basic';
       r.#url = url;

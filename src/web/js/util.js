@@ -1,6 +1,12 @@
 // Small helpers shared by the API modules: installing globals the way WebIDL does, argument and
 // type conversions (ByteString, USVString, BufferSource), and cheap brand checks.
 // Hand-written: these are the bits of WebIDL glue that no library exposes on its own.
+import {
+  ArrayBufferIsView, ObjectGetOwnPropertyDescriptor, ReflectApply, RegExpPrototypeExec, RegExpTest,
+  StringCtor, StringPrototypeCharCodeAt, StringPrototypeSlice, TypeErrorCtor,
+  TypedArrayPrototype, TypedArrayPrototypeGetByteLength, TypedArrayPrototypeGetSymbolToStringTag,
+  TypedArrayPrototypeSet, TypedArrayPrototypeSlice, Uint8ArrayCtor,
+} from './primordials.js';
 
 // Interfaces and namespaces are non-enumerable globals; operations (atob, setTimeout, ...) are
 // enumerable. Both are writable and configurable, as in browsers and Workers.
@@ -41,7 +47,7 @@ export function exposeFunction(fn, name) {
 // WebIDL "N arguments required" check, with Chrome-style wording.
 export function requireArgs(given, needed, context) {
   if (given < needed) {
-    throw new TypeError(
+    throw new TypeErrorCtor(
       `${context}: ${needed} argument${needed === 1 ? '' : 's'} required, but only ${given} present.`,
     );
   }
@@ -51,7 +57,7 @@ export function requireArgs(given, needed, context) {
 export function toDictionary(value, context) {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'object' && typeof value !== 'function') {
-    throw new TypeError(`${context}: The provided value is not of type 'object'.`);
+    throw new TypeErrorCtor(`${context}: The provided value is not of type 'object'.`);
   }
   return value;
 }
@@ -59,59 +65,83 @@ export function toDictionary(value, context) {
 // WebIDL ByteString: every code unit must fit in a byte.
 const NON_BYTE = /[^\x00-\xff]/;
 export function toByteString(value, context) {
-  const s = typeof value === 'string' ? value : String(value);
-  if (NON_BYTE.test(s)) {
-    throw new TypeError(`${context}: Cannot convert to ByteString because the character at index ${s.search(NON_BYTE)} has a value of ${s.charCodeAt(s.search(NON_BYTE))} which is greater than 255.`);
+  const s = typeof value === 'string' ? value : StringCtor(value);
+  const match = RegExpPrototypeExec(NON_BYTE, s);
+  if (match !== null) {
+    const at = match.index;
+    throw new TypeErrorCtor(`${context}: Cannot convert to ByteString because the character at index ${at} has a value of ${StringPrototypeCharCodeAt(s, at)} which is greater than 255.`);
   }
   return s;
 }
 
 // WebIDL USVString: lone surrogates become U+FFFD. (String.prototype.toWellFormed is newer than
-// V8 10.2.) The quick test keeps the common all-BMP-no-surrogate case to one scan.
+// V8 10.2.) The quick test keeps the common all-BMP-no-surrogate case to one scan; the repair is
+// a loop of our own, since String.prototype.replace consults RegExp.prototype, which apps own.
 const ANY_SURROGATE = /[\ud800-\udfff]/;
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 export function toUSVString(value) {
-  const s = typeof value === 'string' ? value : String(value);
-  return ANY_SURROGATE.test(s) ? s.replace(LONE_SURROGATE, '\ufffd') : s;
+  const s = typeof value === 'string' ? value : StringCtor(value);
+  if (!RegExpTest(ANY_SURROGATE, s)) return s;
+  let out = '';
+  let from = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = StringPrototypeCharCodeAt(s, i);
+    if (c < 0xd800 || c > 0xdfff) continue;
+    if (c <= 0xdbff && i + 1 < s.length) {
+      const d = StringPrototypeCharCodeAt(s, i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) { i++; continue; }
+    }
+    out += StringPrototypeSlice(s, from, i) + '\ufffd';
+    from = i + 1;
+  }
+  return out + StringPrototypeSlice(s, from);
 }
 
 // Brand checks that cannot be fooled by prototypes: they go through the engine's own getters.
-const typedArrayTag = Object.getOwnPropertyDescriptor(
-  Object.getPrototypeOf(Uint8Array.prototype), Symbol.toStringTag).get;
-const abByteLength = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, 'byteLength').get;
+const abByteLength = uncurry(ObjectGetOwnPropertyDescriptor(ArrayBuffer.prototype, 'byteLength').get);
 const sabByteLength = typeof SharedArrayBuffer === 'function'
-  ? Object.getOwnPropertyDescriptor(SharedArrayBuffer.prototype, 'byteLength').get
+  ? uncurry(ObjectGetOwnPropertyDescriptor(SharedArrayBuffer.prototype, 'byteLength').get)
   : null;
+const viewBuffer = uncurry(ObjectGetOwnPropertyDescriptor(TypedArrayPrototype, 'buffer').get);
+const viewByteOffset = uncurry(ObjectGetOwnPropertyDescriptor(TypedArrayPrototype, 'byteOffset').get);
+const dataViewBuffer = uncurry(ObjectGetOwnPropertyDescriptor(DataView.prototype, 'buffer').get);
+const dataViewByteOffset = uncurry(ObjectGetOwnPropertyDescriptor(DataView.prototype, 'byteOffset').get);
+const dataViewByteLength = uncurry(ObjectGetOwnPropertyDescriptor(DataView.prototype, 'byteLength').get);
+
+function uncurry(fn) {
+  return (self) => ReflectApply(fn, self, []);
+}
 
 // 'Uint8Array', 'Float32Array', ... or undefined for anything that is not a TypedArray.
 export function typedArrayName(value) {
-  return typedArrayTag.call(value);
+  return TypedArrayPrototypeGetSymbolToStringTag(value);
 }
 
 export function isUint8Array(value) {
-  return typedArrayTag.call(value) === 'Uint8Array';
+  return TypedArrayPrototypeGetSymbolToStringTag(value) === 'Uint8Array';
 }
 
 export function isArrayBuffer(value) {
-  if (value instanceof ArrayBuffer) return true;
   if (typeof value !== 'object' || value === null) return false;
-  try { abByteLength.call(value); return true; } catch { return false; }
+  try { abByteLength(value); return true; } catch { return false; }
 }
 
 export function isSharedArrayBuffer(value) {
   if (sabByteLength === null || typeof value !== 'object' || value === null) return false;
-  try { sabByteLength.call(value); return true; } catch { return false; }
+  try { sabByteLength(value); return true; } catch { return false; }
 }
 
 // BufferSource (ArrayBuffer or a view on one) -> a Uint8Array over the same memory (no copy), or
 // null when the value is not a BufferSource. `allowShared` admits SharedArrayBuffer too.
 export function bufferSourceView(value, allowShared = false) {
-  if (ArrayBuffer.isView(value)) {
-    return typedArrayTag.call(value) === 'Uint8Array'
-      ? value
-      : new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+  if (ArrayBufferIsView(value)) {
+    const tag = TypedArrayPrototypeGetSymbolToStringTag(value);
+    if (tag === 'Uint8Array') return value;
+    if (tag !== undefined) {
+      return new Uint8ArrayCtor(viewBuffer(value), viewByteOffset(value), TypedArrayPrototypeGetByteLength(value));
+    }
+    return new Uint8ArrayCtor(dataViewBuffer(value), dataViewByteOffset(value), dataViewByteLength(value));
   }
-  if (isArrayBuffer(value) || (allowShared && isSharedArrayBuffer(value))) return new Uint8Array(value);
+  if (isArrayBuffer(value) || (allowShared && isSharedArrayBuffer(value))) return new Uint8ArrayCtor(value);
   return null;
 }
 
@@ -119,14 +149,20 @@ export const EMPTY_BYTES = new Uint8Array(0);
 
 // Concatenates Uint8Array chunks into one new Uint8Array.
 export function concatBytes(chunks, total) {
-  const out = new Uint8Array(total);
+  const out = new Uint8ArrayCtor(total);
   let offset = 0;
-  for (const c of chunks) { out.set(c, offset); offset += c.byteLength; }
+  for (let i = 0; i < chunks.length; i++) {
+    const c = chunks[i];
+    TypedArrayPrototypeSet(out, c, offset);
+    offset += TypedArrayPrototypeGetByteLength(c);
+  }
   return out;
 }
 
 // The ArrayBuffer holding exactly these bytes: the view's own buffer when it spans all of it,
 // otherwise a copy. Callers pass bytes nobody else holds.
 export function exactArrayBuffer(u8) {
-  return u8.byteOffset === 0 && u8.byteLength === u8.buffer.byteLength ? u8.buffer : u8.slice().buffer;
+  const buffer = viewBuffer(u8);
+  return viewByteOffset(u8) === 0 && TypedArrayPrototypeGetByteLength(u8) === abByteLength(buffer)
+    ? buffer : viewBuffer(TypedArrayPrototypeSlice(u8));
 }
