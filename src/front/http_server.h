@@ -1,9 +1,9 @@
 #pragma once
-// HttpServer: HTTP/1.1 on reactor threads (Boost.Beast). Keep-alive and pipelining (requests on a
-// connection are answered in order), Content-Length and chunked bodies, limits answered with the
-// right status (431, 413, 400), idle and slow-client timeouts. Reactor threads never enter V8:
-// a parsed request goes to the Backend and its answer comes back posted to the connection's
-// strand.
+// HttpServer: HTTP/1.1 on reactor threads (Boost.Beast). Accepts connections up to a limit (past
+// it, the oldest idle connection is closed to make room, else the new client gets a 503), backs
+// off when the process runs out of descriptors, and runs one HttpSession per connection. Reactor
+// threads never enter V8: a parsed request goes to the Backend and its answer comes back posted
+// to the connection's strand. No exception escapes a reactor thread.
 
 #include <atomic>
 #include <chrono>
@@ -11,8 +11,8 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -32,30 +32,54 @@ struct InternalReply {
 // Consulted before routing; nullopt: not an internal path. Called on a reactor thread.
 using InternalHandler = std::function<std::optional<InternalReply>(std::string_view path)>;
 
-// Per-app request counts and latency, recorded when the answer is written.
+// Per-app request counts and latency, recorded when the answer is written; and what the front
+// refused or shed on its own.
 struct FrontMetrics {
   explicit FrontMetrics(MetricsRegistry& registry)
       : requests(registry.counter("isolane_requests_total", "Requests answered, by app and status",
                                   {"app", "status"})),
         duration(registry.histogram("isolane_request_duration_seconds",
                                     "Time from a request's head to its answer", {"app"},
-                                    latencyBuckets())) {}
+                                    latencyBuckets())),
+        connections(registry.gauge("isolane_http_connections", "Open client connections", {})),
+        badRequests(registry.counter("isolane_http_bad_requests_total",
+                                     "Requests refused by the HTTP front before routing, by reason",
+                                     {"reason"})),
+        connectionsRefused(registry.counter(
+            "isolane_http_connections_refused_total",
+            "Connections answered 503 and closed at once, by reason (limit, descriptors)",
+            {"reason"})),
+        idleClosed(registry.counter("isolane_http_idle_connections_closed_total",
+                                    "Idle connections closed to make room under max_connections",
+                                    {})),
+        internalErrors(registry.counter("isolane_http_internal_errors_total",
+                                        "Unexpected failures on a connection (a bug: see the log)",
+                                        {})) {}
   Family<Counter>& requests;
   Family<Histogram>& duration;
+  Family<Gauge>& connections;
+  Family<Counter>& badRequests;
+  Family<Counter>& connectionsRefused;
+  Family<Counter>& idleClosed;
+  Family<Counter>& internalErrors;
 };
 
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
-  std::uint16_t port = 8080;                       // 0: any free port (tests)
+  std::uint16_t port = 8080;  // 0: any free port (tests)
   std::size_t reactorThreads = 1;
-  std::size_t maxHeaderBytes = std::size_t{16} * 1024;         // over: 431
-  std::size_t maxBodyBytes = std::size_t{1024} * 1024;         // over: 413
-  std::chrono::milliseconds headerTimeout{10'000};  // a request's head must arrive within this
-  std::chrono::milliseconds bodyTimeout{30'000};    // and its body within this
-  std::chrono::milliseconds idleTimeout{30'000};    // keep-alive connection with no request
-  std::size_t maxConnections = 10'000;              // over: new connections are closed at once
-  InternalHandler internal;                         // optional
-  FrontMetrics* metrics = nullptr;                  // optional
+  std::size_t maxHeaderBytes = std::size_t{16} * 1024;  // over: 431
+  std::size_t maxBodyBytes = std::size_t{1024} * 1024;  // over: 413
+  std::chrono::milliseconds headerTimeout{10'000};      // a request's head must arrive within this
+  std::chrono::milliseconds bodyTimeout{30'000};        // and its body within this
+  std::chrono::milliseconds bodyReadTimeout{10'000};    // nor stall longer than this between bytes
+  std::chrono::milliseconds idleTimeout{30'000};        // keep-alive connection with no request
+  std::chrono::milliseconds sendTimeout{30'000};        // an answer the client reads none of
+  // Open connections. At the limit the oldest idle one is closed for a new client; with none
+  // idle, the new client is answered 503 + Retry-After and closed.
+  std::size_t maxConnections = 10'000;
+  InternalHandler internal;         // optional
+  FrontMetrics* metrics = nullptr;  // optional
 };
 
 class HttpServer {
@@ -74,7 +98,6 @@ class HttpServer {
   // calls `drained` (which should make the backend answer whatever still runs), writes those
   // answers, closes every connection and joins the reactor threads.
   void stop(std::chrono::milliseconds drain, const std::function<void()>& drained = {});
-
 
   struct Impl;
 

@@ -129,11 +129,15 @@ Result<ServerConfig> parseConfig(const std::string& text, const std::string& bas
         readInt(*server, "reactor_threads", config.reactorThreads, 1, 64, where),
         readInt(*server, "executor_threads", config.executorThreads, 1, 64, where),
         readInt(*server, "max_body_bytes", config.maxBodyBytes, 0, 1LL << 32, where),
+        readInt(*server, "max_header_bytes", config.maxHeaderBytes, 1024, 1 << 20, where),
+        readInt(*server, "max_connections", config.maxConnections, 1, 1 << 20, where),
         readInt(*server, "heap_limit_mb", config.heapLimitMb, 16, 16384, where),
         readInt(*server, "queue_capacity", config.queueCapacity, 1, 1 << 20, where),
         readMs(*server, "header_timeout_ms", config.headerTimeout, where),
         readMs(*server, "body_timeout_ms", config.bodyTimeout, where),
+        readMs(*server, "body_read_timeout_ms", config.bodyReadTimeout, where),
         readMs(*server, "idle_timeout_ms", config.idleTimeout, where),
+        readMs(*server, "send_timeout_ms", config.sendTimeout, where),
         readMs(*server, "request_cpu_ms", config.requestCpuLimit, where),
         readMs(*server, "request_timeout_ms", config.requestTimeout, where),
         readMs(*server, "shutdown_drain_ms", config.shutdownDrain, where),
@@ -249,8 +253,10 @@ Status applyEnvironment(ServerConfig& config) {
   std::int64_t timeout = config.requestTimeout.count();
   std::int64_t heap = static_cast<std::int64_t>(config.heapLimitMb);
   std::int64_t executors = static_cast<std::int64_t>(config.executorThreads);
+  std::int64_t connections = static_cast<std::int64_t>(config.maxConnections);
   Status checks[] = {
       readEnvInt("ISOLANE_MAX_BODY_BYTES", 0, 1LL << 32, body),
+      readEnvInt("ISOLANE_MAX_CONNECTIONS", 1, 1 << 20, connections),
       readEnvInt("ISOLANE_REQUEST_CPU_MS", 1, 86'400'000, cpu),
       readEnvInt("ISOLANE_REQUEST_TIMEOUT_MS", 1, 86'400'000, timeout),
       readEnvInt("ISOLANE_HEAP_LIMIT_MB", 16, 16384, heap),
@@ -293,6 +299,7 @@ Status applyEnvironment(ServerConfig& config) {
   }
   if (const char* bin = std::getenv("ISOLANE_WORKER_BINARY"); bin && *bin) config.workerBinary = bin;
   config.maxBodyBytes = static_cast<std::size_t>(body);
+  config.maxConnections = static_cast<std::size_t>(connections);
   config.requestCpuLimit = std::chrono::milliseconds(cpu);
   config.requestTimeout = std::chrono::milliseconds(timeout);
   config.heapLimitMb = static_cast<std::size_t>(heap);

@@ -30,9 +30,13 @@ struct ServerConfig {
   std::size_t reactorThreads = 1;
   std::size_t executorThreads = 1;
   std::size_t maxBodyBytes = std::size_t{1024} * 1024;
+  std::size_t maxHeaderBytes = std::size_t{16} * 1024;
+  std::size_t maxConnections = 10'000;
   std::chrono::milliseconds headerTimeout{10'000};
   std::chrono::milliseconds bodyTimeout{30'000};
+  std::chrono::milliseconds bodyReadTimeout{10'000};
   std::chrono::milliseconds idleTimeout{30'000};
+  std::chrono::milliseconds sendTimeout{30'000};
   std::chrono::milliseconds requestCpuLimit{30'000};
   std::chrono::milliseconds requestTimeout{60'000};
   std::chrono::milliseconds shutdownDrain{10'000};

@@ -2,6 +2,7 @@
 
 #include "obs/log.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "pool/inprocess_backend.h"
@@ -42,6 +43,33 @@ std::unique_ptr<Backend> makeSubprocessBackend(const ServerConfig& config,
   return std::make_unique<SubprocessBackend>(std::move(pool), metrics);
 }
 
+// Raises the soft descriptor limit to the hard one (a server that holds thousands of connections
+// needs them), and keeps max_connections below what the process can open, with room for the
+// worker sockets, the admin listener and files.
+std::size_t connectionLimit(std::size_t wanted) {
+  constexpr rlim_t kReserve = 256;
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return wanted;
+  if (limit.rlim_cur < limit.rlim_max) {
+    rlim_t before = limit.rlim_cur;
+    limit.rlim_cur = limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &limit) == 0) {
+      logEvent(Level::kDebug, "descriptor limit raised",
+               {{"from", static_cast<std::int64_t>(before)},
+                {"to", static_cast<std::int64_t>(limit.rlim_cur)}});
+    } else {
+      getrlimit(RLIMIT_NOFILE, &limit);
+    }
+  }
+  if (limit.rlim_cur == RLIM_INFINITY || limit.rlim_cur > wanted + kReserve) return wanted;
+  std::size_t capped = limit.rlim_cur > 2 * kReserve ? limit.rlim_cur - kReserve : limit.rlim_cur / 2;
+  logEvent(Level::kWarn, "max_connections lowered to fit the descriptor limit",
+           {{"max_connections", static_cast<std::int64_t>(wanted)},
+            {"descriptor_limit", static_cast<std::int64_t>(limit.rlim_cur)},
+            {"now", static_cast<std::int64_t>(capped)}});
+  return capped;
+}
+
 Server::Server(ServerConfig config) : config_(std::move(config)) {}
 
 Server::~Server() { stop(); }
@@ -69,9 +97,13 @@ Status Server::start() {
   http.port = config_.listenPort;
   http.reactorThreads = config_.reactorThreads;
   http.maxBodyBytes = config_.maxBodyBytes;
+  http.maxHeaderBytes = config_.maxHeaderBytes;
+  http.maxConnections = connectionLimit(config_.maxConnections);
   http.headerTimeout = config_.headerTimeout;
   http.bodyTimeout = config_.bodyTimeout;
+  http.bodyReadTimeout = config_.bodyReadTimeout;
   http.idleTimeout = config_.idleTimeout;
+  http.sendTimeout = config_.sendTimeout;
   http.metrics = &frontMetrics_;
   http_ = std::make_unique<HttpServer>(http, *router_, *backend_);
   if (Status s = http_->start(); !s) return s;

@@ -49,6 +49,22 @@ class HttpConnection {
     return n == 0 || (n < 0 && errno == ECONNRESET);
   }
 
+  int native() { return socket_.native_handle(); }
+
+  // Reads whatever arrives until the connection closes (or 2 s of silence); returns the count.
+  std::size_t drain() {
+    std::size_t total = buffer_.size();
+    buffer_.clear();
+    timeval tv{2, 0};
+    setsockopt(socket_.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char chunk[65536];
+    for (;;) {
+      ssize_t n = ::recv(socket_.native_handle(), chunk, sizeof chunk, 0);
+      if (n <= 0) return total;
+      total += static_cast<std::size_t>(n);
+    }
+  }
+
   Response request(const std::string& method, const std::string& target,
                    const std::string& body = "", const std::string& extraHeaders = "") {
     std::string raw = method + " " + target + " HTTP/1.1\r\nHost: localhost\r\n" + extraHeaders;

@@ -1,0 +1,416 @@
+#include "front/http_session.h"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <exception>
+
+#include "front/request_id.h"
+#include "ipc/response_check.h"
+#include "obs/log.h"
+
+namespace isolane {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+// Hop-by-hop and framing headers are ours to write, not the app's.
+bool isHopByHop(std::string_view name) {
+  static const char* const kNames[] = {"connection",     "keep-alive",      "transfer-encoding",
+                                       "content-length", "upgrade",         "te",
+                                       "trailer",        "proxy-connection"};
+  for (const char* n : kNames) {
+    if (beast::iequals(beast::string_view(name.data(), name.size()), n)) return true;
+  }
+  return false;
+}
+
+constexpr std::size_t kReadBytes = 64 * 1024;
+
+}  // namespace
+
+HttpSession::HttpSession(tcp::socket socket, FrontContext& context)
+    : stream_(std::move(socket)),
+      readTimer_(stream_.get_executor()),
+      context_(context),
+      reader_(RequestLimits{context.options.maxHeaderBytes, context.options.maxBodyBytes}) {
+  ++context_.connections;
+  if (auto* m = context_.options.metrics) m->connections.with({}).add(1);
+}
+
+HttpSession::~HttpSession() {
+  if (idleKey_) context_.idle.remove(idleKey_);
+  --context_.connections;
+  if (auto* m = context_.options.metrics) m->connections.with({}).add(-1);
+}
+
+template <typename F>
+void HttpSession::guarded(const char* where, F&& f) noexcept {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    onUnexpected(where, e.what());
+  } catch (...) {
+    onUnexpected(where, "unknown exception");
+  }
+}
+
+void HttpSession::onUnexpected(const char* where, const char* what) noexcept {
+  try {
+    logEvent(Level::kError, "unexpected failure on a connection",
+             {{"where", where}, {"error", what}, {"request", requestId_}, {"app", app_}});
+    if (auto* m = context_.options.metrics) m->internalErrors.with({}).inc();
+    if (closed_ || writing_ || !stream_.socket().is_open()) return closeNow();
+    // Nothing of an answer went out yet: this request gets a 500 and the connection ends.
+    busy_ = true;
+    sendSimple(500, "internal server error (request id " + requestId() + ")\n", true);
+  } catch (...) {
+    closeNow();
+  }
+}
+
+void HttpSession::start() {
+  guarded("start", [&] { readRequest(/*first=*/true); });
+}
+
+void HttpSession::close() {
+  asio::post(stream_.get_executor(), [self = shared_from_this()] {
+    if (!self->busy_) self->closeNow();
+  });
+}
+
+void HttpSession::reclaim() {
+  asio::post(stream_.get_executor(), [self = shared_from_this()] {
+    // Still waiting for its next request, with nothing of it read: make room for a new client.
+    if (!self->busy_ && self->idleKey_ && self->buffer_.size() == 0) {
+      self->idleKey_ = 0;  // already taken off the list by the acceptor
+      if (auto* m = self->context_.options.metrics) m->idleClosed.with({}).inc();
+      self->closeNow();
+    }
+  });
+}
+
+void HttpSession::closeNow() {
+  if (closed_) return;
+  closed_ = true;
+  unmarkIdle();
+  readTimer_.cancel();
+  beast::error_code ignored;
+  stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+  stream_.close();
+}
+
+void HttpSession::markIdle() {
+  if (idleKey_ == 0) idleKey_ = context_.idle.add(weak_from_this());
+}
+
+void HttpSession::unmarkIdle() {
+  if (idleKey_ != 0) {
+    context_.idle.remove(idleKey_);
+    idleKey_ = 0;
+  }
+}
+
+const std::string& HttpSession::requestId() {
+  if (requestId_.empty()) requestId_ = newRequestId();
+  return requestId_;
+}
+
+void HttpSession::readRequest(bool first) {
+  reader_.reset();
+  requestId_.clear();
+  app_.clear();
+  isHead_ = false;
+  writing_ = false;
+  // A fresh connection must send its head promptly (slow-client defence); a keep-alive
+  // connection may sit idle longer before its next request starts.
+  headDeadline_ = Clock::now() + (first || buffer_.size() > 0 ? context_.options.headerTimeout
+                                                              : context_.options.idleTimeout);
+  parseBuffered();
+}
+
+void HttpSession::parseBuffered() {
+  switch (reader_.parse(buffer_)) {
+    case RequestReader::Event::kNeedMore:
+      return readMore();
+    case RequestReader::Event::kHead:
+      return onHead();
+    case RequestReader::Event::kComplete:
+      return dispatch();
+    case RequestReader::Event::kError:
+      return refuse(reader_.error());
+  }
+}
+
+void HttpSession::readMore() {
+  if (reader_.atRequestStart() && buffer_.size() == 0) {
+    markIdle();
+  } else {
+    unmarkIdle();
+  }
+  std::size_t limit = reader_.bufferLimit();
+  std::size_t room = limit > buffer_.size() ? limit - buffer_.size() : 0;
+  if (room == 0) {  // parse() refuses a buffer this full; never read past the bound
+    return refuse(RequestError{431, "request header fields too large", "header-too-large"});
+  }
+  auto now = Clock::now();
+  if (reader_.readingBody()) {
+    // A body may stall between bytes for body_read_timeout at most, and take body_timeout in all.
+    armReadTimer(std::min(bodyDeadline_, now + context_.options.bodyReadTimeout));
+  } else {
+    armReadTimer(headDeadline_);
+  }
+  stream_.expires_never();
+  stream_.async_read_some(buffer_.prepare(std::min(room, kReadBytes)),
+                          [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                            self->guarded("read", [&] { self->onRead(ec, n); });
+                          });
+}
+
+void HttpSession::armReadTimer(Clock::time_point deadline) {
+  readTimedOut_ = false;
+  readTimer_.expires_at(deadline);
+  readTimer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (ec || self->closed_) return;  // cancelled: the read finished first
+    self->readTimedOut_ = true;
+    beast::error_code ignored;
+    self->stream_.socket().cancel(ignored);
+  });
+}
+
+void HttpSession::onRead(beast::error_code ec, std::size_t n) {
+  readTimer_.cancel();
+  if (readTimedOut_ && !ec) ec = beast::error::timeout;  // the bytes came, but too late
+  if (ec) {
+    if (readTimedOut_ && reader_.readingBody()) {
+      return sendSimple(408, "the request body was not received in time\n", true);
+    }
+    // End of stream, reset, or a head that did not come in time: close without a word, as
+    // servers do.
+    return closeNow();
+  }
+  if (n > 0 && reader_.atRequestStart() && idleKey_) {
+    unmarkIdle();
+    // The next request has started: its head gets header_timeout from now.
+    headDeadline_ = Clock::now() + context_.options.headerTimeout;
+  }
+  buffer_.commit(n);
+  parseBuffered();
+}
+
+void HttpSession::onHead() {
+  unmarkIdle();
+  const RequestHead& head = reader_.head();
+  isHead_ = head.isHead;
+  version_ = head.version;
+  keepAlive_ = head.keepAlive;
+  bodyDeadline_ = Clock::now() + context_.options.bodyTimeout;
+  if (context_.stopping) return sendSimple(503, "the server is shutting down\n", true);
+  if (head.expectContinue && head.version >= 11) {
+    // curl and others wait for this before sending a large body.
+    auto self = shared_from_this();
+    static const std::string kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+    stream_.expires_after(context_.options.sendTimeout);
+    asio::async_write(stream_, asio::buffer(kContinue), [self](beast::error_code ec, std::size_t) {
+      self->guarded("continue", [&] {
+        if (ec) return self->closeNow();
+        self->parseBuffered();
+      });
+    });
+    return;
+  }
+  parseBuffered();
+}
+
+void HttpSession::dispatch() {
+  stream_.expires_never();  // the app's own deadline applies now
+  const RequestHead& head = reader_.head();
+  std::string_view host = head.host.empty() ? std::string_view("localhost") : head.host;
+  started_ = Clock::now();
+  const std::string& id = requestId();
+  if (context_.options.internal) {
+    std::string_view target = head.target;
+    if (auto reply = context_.options.internal(target.substr(0, target.find('?')))) {
+      auto res = simpleResponse(reply->status, std::move(reply->body), id, version_);
+      res->set(http::field::content_type, reply->contentType);
+      busy_ = true;
+      return write(std::move(res));
+    }
+  }
+  std::optional<Route> route = context_.router.resolve(host, head.target);
+  if (!route) return sendSimple(404, "no app is mounted at this path\n", false);
+
+  AppRequest out;
+  out.app = route->mount->app;
+  app_ = out.app;
+  out.requestId = id;
+  out.method = head.method;
+  out.url = "http://" + std::string(host) + route->path;
+  out.headers = head.headers;
+  if (route->mount->stripPrefix && route->mount->prefix != "/") {
+    out.headers.emplace_back("x-forwarded-prefix", route->mount->prefix);
+  }
+  out.body = reader_.takeBody();
+
+  ++context_.requestsInFlight;
+  busy_ = true;
+  auto self = shared_from_this();
+  cancelHandle_ = context_.backend.submit(std::move(out), [self](AppResponse response) {
+    asio::post(self->stream_.get_executor(), [self, r = std::move(response)]() mutable {
+      --self->context_.requestsInFlight;
+      self->guarded("respond", [&] { self->respond(std::move(r)); });
+    });
+  });
+  probe();
+}
+
+// While the app works, watch the socket without reading from it: end of stream means the
+// client went away, and the app's request.signal is aborted. Bytes mean a pipelined request is
+// arriving: the client is alive, and they stay in the socket for the next read.
+void HttpSession::probe() {
+  if (buffer_.size() > 0 || cancelHandle_ == 0 || closed_) return;
+  probing_ = true;
+  stream_.socket().async_wait(tcp::socket::wait_read,
+                              [self = shared_from_this()](beast::error_code ec) {
+                                self->guarded("probe", [&] { self->onProbe(ec); });
+                              });
+}
+
+void HttpSession::onProbe(beast::error_code ec) {
+  probing_ = false;
+  if (!ec && busy_) {
+    char c;
+    ssize_t n = ::recv(stream_.socket().native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+      context_.backend.cancel(cancelHandle_);
+    }
+  }
+  if (resumeAfterProbe_) {
+    resumeAfterProbe_ = false;
+    readRequest(/*first=*/false);
+  }
+}
+
+void HttpSession::respond(AppResponse r) {
+  if (r.failure == FailureKind::kNone) {
+    // The master does not trust a worker: what goes on the wire is checked here too, for every
+    // backend, before Beast (which would throw on a status past 999) ever sees it.
+    if (auto bad = checkResponseHead(r)) {
+      logEvent(Level::kError, "response head refused",
+               {{"app", app_}, {"request", requestId()}, {"error", *bad}});
+      r = AppResponse::failed(FailureKind::kHandlerError, "response head refused: " + *bad);
+    }
+  }
+  record(r.status);
+  if (r.failure != FailureKind::kNone) {
+    auto res = failureResponse(r, requestId(), version_);
+    if (r.failure == FailureKind::kOverloaded || r.failure == FailureKind::kShuttingDown) {
+      res->set(http::field::retry_after, "1");
+    }
+    if (!r.shedReason.empty()) res->set("x-isolane-shed", r.shedReason);
+    return write(std::move(res));
+  }
+  auto res = std::make_shared<StringResponse>();
+  res->version(version_);
+  res->result(static_cast<unsigned>(r.status));
+  if (!r.statusText.empty()) res->reason(r.statusText);
+  for (auto& [name, value] : r.headers) {
+    if (!isHopByHop(name)) res->insert(name, value);
+  }
+  res->set("x-request-id", requestId());
+  bool noBody = r.status == 204 || r.status == 304;
+  if (noBody) {
+    // nothing: no Content-Length either
+  } else if (isHead_) {
+    res->content_length(r.body.size());
+  } else {
+    res->body() = std::move(r.body);
+    res->prepare_payload();
+  }
+  write(std::move(res));
+}
+
+void HttpSession::record(int status) {
+  if (!context_.options.metrics || app_.empty()) return;
+  context_.options.metrics->requests.with({app_, std::to_string(status)}).inc();
+  context_.options.metrics->duration.with({app_}).observe(
+      std::chrono::duration<double>(Clock::now() - started_).count());
+}
+
+void HttpSession::refuse(const RequestError& error) {
+  if (auto* m = context_.options.metrics) m->badRequests.with({error.code}).inc();
+  logEvent(Level::kDebug, "request refused",
+           {{"request", requestId()},
+            {"status", static_cast<int>(error.status)},
+            {"reason", error.code},
+            {"error", error.message}});
+  busy_ = true;
+  sendSimple(error.status, error.message + "\n", true);
+}
+
+void HttpSession::sendSimple(unsigned status, std::string body, bool close) {
+  if (close) keepAlive_ = false;
+  write(simpleResponse(status, std::move(body), requestId(), version_ ? version_ : 11));
+}
+
+void HttpSession::write(std::shared_ptr<StringResponse> res) {
+  unmarkIdle();
+  // HEAD: the head of what GET would get, never a body (Content-Length is already set).
+  if (isHead_) res->body().clear();
+  bool keep = keepAlive_ && !context_.stopping;
+  res->keep_alive(keep);
+  writing_ = true;
+  auto serializer = std::make_shared<http::serializer<false, http::string_body>>(*res);
+  writeSome(std::move(res), std::move(serializer), keep);
+}
+
+void HttpSession::writeSome(std::shared_ptr<StringResponse> res,
+                            std::shared_ptr<http::serializer<false, http::string_body>> serializer,
+                            bool keep) {
+  // A client that reads nothing for send_timeout loses the connection; one that reads slowly
+  // but steadily does not.
+  stream_.expires_after(context_.options.sendTimeout);
+  auto& sr = *serializer;
+  http::async_write_some(
+      stream_, sr,
+      [self = shared_from_this(), res = std::move(res), serializer = std::move(serializer), keep](
+          beast::error_code ec, std::size_t) mutable {
+        self->guarded("write", [&] {
+          if (ec) {
+            self->busy_ = false;
+            return self->closeNow();
+          }
+          if (!serializer->is_done()) {
+            return self->writeSome(std::move(res), std::move(serializer), keep);
+          }
+          self->afterWrite(keep);
+        });
+      });
+}
+
+void HttpSession::afterWrite(bool keep) {
+  busy_ = false;
+  writing_ = false;
+  cancelHandle_ = 0;
+  if (!keep || context_.stopping) {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    closed_ = true;
+    stream_.close();
+    return;
+  }
+  stream_.expires_never();
+  if (probing_) {  // one read at a time: end the watch first, then read on
+    resumeAfterProbe_ = true;
+    beast::error_code ignored;
+    stream_.socket().cancel(ignored);
+    return;
+  }
+  readRequest(/*first=*/false);
+}
+
+}  // namespace isolane

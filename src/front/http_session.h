@@ -1,0 +1,116 @@
+#pragma once
+// HttpSession: one client connection. Reads requests with a RequestReader (strict parsing, every
+// held byte bounded), hands each to the Backend, writes its answer, and keeps the connection's
+// clocks: a head must arrive within header_timeout, a body may not stall longer than
+// body_read_timeout between bytes nor take longer than body_timeout in all, an answer the client
+// does not read for send_timeout ends the connection. Requests are answered one at a time: a
+// pipelined request is read only once the previous answer is written, so unread requests wait in
+// the kernel's socket buffer and TCP flow control, not in server memory.
+//
+// Thread rule: everything runs on the connection's strand, except reclaim() and close(), which
+// post to it. No exception leaves a handler: a failure answers the request with a 500 (or
+// closes the connection) and is logged.
+
+#include <atomic>
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>  // before Asio: Boost 1.74's awaitable.hpp uses std::exchange without it
+
+#include "front/http_server.h"
+#include "front/idle_connections.h"
+#include "front/request_reader.h"
+#include "front/responses.h"
+
+namespace isolane {
+
+// What the sessions of one listener share.
+struct FrontContext {
+  FrontContext(HttpServerOptions o, const Router& r, Backend& b)
+      : options(std::move(o)), router(r), backend(b) {}
+  const HttpServerOptions options;
+  const Router& router;
+  Backend& backend;
+  std::atomic<std::size_t> connections{0};
+  std::atomic<std::size_t> requestsInFlight{0};
+  std::atomic<bool> stopping{false};
+  IdleConnections idle;
+};
+
+class HttpSession final : public IdleConnection, public std::enable_shared_from_this<HttpSession> {
+ public:
+  HttpSession(boost::asio::ip::tcp::socket socket, FrontContext& context);
+  ~HttpSession() override;
+
+  void start();
+  // Safe from any thread. Closes the connection on its strand unless a request is being
+  // answered; such a connection closes itself once its answer is written (the server is
+  // stopping, so it is not kept alive).
+  void close();
+  // Safe from any thread (IdleConnection).
+  void reclaim() override;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  void readRequest(bool first);
+  void parseBuffered();
+  void readMore();
+  void armReadTimer(Clock::time_point deadline);
+  void onRead(boost::beast::error_code ec, std::size_t n);
+  void onHead();
+  void dispatch();
+  void probe();
+  void onProbe(boost::beast::error_code ec);
+  void respond(AppResponse r);
+  void refuse(const RequestError& error);
+  void sendSimple(unsigned status, std::string body, bool close);
+  void write(std::shared_ptr<StringResponse> res);
+  void writeSome(
+      std::shared_ptr<StringResponse> res,
+      std::shared_ptr<boost::beast::http::serializer<false, boost::beast::http::string_body>>
+          serializer,
+      bool keep);
+  void afterWrite(bool keep);
+  void record(int status);
+  void markIdle();
+  void unmarkIdle();
+  void closeNow();
+  const std::string& requestId();
+
+  // Runs `f`; an exception it throws answers the current request with a 500 when nothing was
+  // written for it yet, else closes the connection, and is logged.
+  template <typename F>
+  void guarded(const char* where, F&& f) noexcept;
+  void onUnexpected(const char* where, const char* what) noexcept;
+
+  boost::beast::tcp_stream stream_;  // its own timer bounds writes (send_timeout)
+  // Bounds reads. Not the stream's timer: that one closes the socket when it fires, and a body
+  // that stalls is answered 408 before the connection ends.
+  boost::asio::steady_timer readTimer_;
+  bool readTimedOut_ = false;
+  FrontContext& context_;
+  boost::beast::flat_buffer buffer_;
+  RequestReader reader_;
+  bool keepAlive_ = false;
+  bool busy_ = false;              // from dispatch until the answer is written
+  bool writing_ = false;           // an answer to the current request is being written
+  bool probing_ = false;           // a wait for readability is pending (see probe())
+  bool resumeAfterProbe_ = false;  // the answer is written; read on once the wait ends
+  bool closed_ = false;
+  std::uint64_t cancelHandle_ = 0;
+  std::uint64_t idleKey_ = 0;  // in context_.idle while nonzero
+  bool isHead_ = false;
+  unsigned version_ = 11;
+  std::string requestId_;  // made when the request (or the answer to a bad one) starts
+  std::string app_;        // the app answering the current request ("" before routing)
+  Clock::time_point started_;
+  Clock::time_point headDeadline_;
+  Clock::time_point bodyDeadline_;
+};
+
+}  // namespace isolane
