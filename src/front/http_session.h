@@ -11,6 +11,9 @@
 // post to it. No exception leaves a handler: a failure answers the request with a 500 (or
 // closes the connection) and is logged.
 
+// clang-format off
+#include <utility>  // before Asio: Boost 1.74's awaitable.hpp uses std::exchange without it
+// clang-format on
 #include <atomic>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -19,7 +22,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <utility>  // before Asio: Boost 1.74's awaitable.hpp uses std::exchange without it
 
 #include "front/http_server.h"
 #include "front/idle_connections.h"
