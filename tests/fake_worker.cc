@@ -6,10 +6,14 @@
 //   unknown-id  answers a request with an End for an id it was never given
 //   exit        exits as soon as it has said hello (a worker that cannot start)
 //   mute        answers its first heartbeat (becomes ready), then no more
+//   bad-status  answers with status 70000 (4464 once it is 16 bits on the wire)
+//   crlf-header answers with a header value that would split the response
+// Started by a server as `fake_worker worker ...`, it takes its mode from $FAKE_WORKER_MODE.
 
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -31,6 +35,7 @@ void put(const std::string& bytes) {
 int main(int argc, char** argv) {
   using namespace isolane;
   std::string mode = argc > 1 ? argv[1] : "echo";
+  if (mode == "worker") mode = getenv("FAKE_WORKER_MODE") ? getenv("FAKE_WORKER_MODE") : "echo";
   const std::size_t max = kDefaultMaxFrameBytes;
   put(encodeHello(getpid(), max).value());
   if (mode == "exit") return 7;
@@ -68,7 +73,8 @@ int main(int argc, char** argv) {
             put(encodeEnd(id + 1000, max).value());
           } else {
             AppResponse r;
-            r.status = 200;
+            r.status = mode == "bad-status" ? 70000 : 200;
+            if (mode == "crlf-header") r.headers = {{"x-a", "evil\r\nSet-Cookie: pwned=1"}};
             r.body = "fake";
             put(encodeResponseHead(id, r, max).value());
             put(encodeBodyChunk(id, r.body, max).value());

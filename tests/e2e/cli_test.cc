@@ -2,7 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
+#include <filesystem>
+#include <fstream>
 #include <regex>
+#include <sstream>
+#include <thread>
 
 #include "e2e/http_client.h"
 #include "e2e/subprocess.h"
@@ -89,6 +95,74 @@ TEST(Cli, ServeReportsABusyPort) {
   ChildProcess second({kBin, "serve", kApps + "hello.js", "--listen", "127.0.0.1:" + m[1].str()});
   EXPECT_EQ(second.wait(20s), 1);
   EXPECT_NE(second.err().find("cannot listen on"), std::string::npos) << second.err();
+}
+
+// Open descriptors of process `pid`, and its CPU time (user + system) in clock ticks.
+std::size_t openDescriptors(pid_t pid) {
+  std::size_t n = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd")) {
+    (void)entry;
+    ++n;
+  }
+  return n;
+}
+long cpuTicks(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+  std::string skip;
+  for (int i = 0; i < 11; ++i) fields >> skip;  // fields 3..13
+  long utime = 0, stime = 0;
+  fields >> utime >> stime;
+  return utime + stime;
+}
+
+TEST(Cli, OutOfDescriptorsTheServerBacksOffShedsAndRecovers) {
+  ChildProcess p({kBin, "serve", kApps + "hello.js", "--listen", "127.0.0.1:0"});
+  std::string err = p.waitForStderr("\"listening\"", 20s);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(err, m, std::regex(R"re("url":"http://127\.0\.0\.1:(\d+)")re")));
+  auto port = static_cast<std::uint16_t>(std::stoi(m[1]));
+  ASSERT_EQ(test::get(port, "/warm").result_int(), 200);
+  // Leave the server room for a few connections only.
+  rlimit original{};
+  ASSERT_EQ(prlimit(p.pid(), RLIMIT_NOFILE, nullptr, &original), 0) << strerror(errno);
+  rlimit tight{openDescriptors(p.pid()) + 6, original.rlim_max};
+  ASSERT_EQ(prlimit(p.pid(), RLIMIT_NOFILE, &tight, nullptr), 0) << strerror(errno);
+  std::vector<std::unique_ptr<test::HttpConnection>> clients;
+  for (int i = 0; i < 40; ++i) clients.push_back(std::make_unique<test::HttpConnection>(port));
+  long before = cpuTicks(p.pid());
+  std::this_thread::sleep_for(1500ms);
+  long used = cpuTicks(p.pid()) - before;
+  EXPECT_LT(used, sysconf(_SC_CLK_TCK) / 2) << "the accept loop must not spin";
+  // Some waiting clients were told to come back (through the spare descriptor) rather than hang.
+  int shed = 0;
+  for (auto& c : clients) {
+    timeval tv{0, 50'000};
+    setsockopt(c->native(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char buf[1024];
+    ssize_t n = ::recv(c->native(), buf, sizeof buf, 0);
+    if (n > 0 && std::string(buf, static_cast<std::size_t>(n)).find("x-isolane-shed: descriptors") !=
+                     std::string::npos) {
+      ++shed;
+    }
+  }
+  EXPECT_GE(shed, 1);
+  std::string log = p.waitForStderr("(read all that was written)", 300ms);
+  std::size_t failures = 0;
+  for (std::size_t at = log.find("accept failed"); at != std::string::npos;
+       at = log.find("accept failed", at + 1)) {
+    ++failures;
+  }
+  EXPECT_GE(failures, 1u);
+  EXPECT_LE(failures, 5u) << "the log line is rate-limited";
+  clients.clear();
+  ASSERT_EQ(prlimit(p.pid(), RLIMIT_NOFILE, &original, nullptr), 0) << strerror(errno);
+  std::this_thread::sleep_for(1200ms);  // past the longest back-off
+  EXPECT_EQ(test::get(port, "/after").body(), "hello /after");
+  p.signal(SIGTERM);
+  EXPECT_EQ(p.wait(20s), 0) << p.err();
 }
 
 TEST(Cli, HelpOnEverySubcommand) {

@@ -8,6 +8,9 @@
 
 #include "e2e/http_client.h"
 #include "e2e/test_apps.h"
+#include "front/http_server.h"
+#include "pool/inprocess_backend.h"
+#include "worker/console_log.h"
 #include "pool/subprocess_backend.h"
 #include "server/server.h"
 
@@ -51,6 +54,7 @@ class ServerTest : public ::testing::Test {
 
   std::unique_ptr<Server> server_;
   std::uint16_t port_ = 0;
+  ConsoleLog console_;
 };
 
 TEST_F(ServerTest, ExamplesAnswer) {
@@ -323,6 +327,50 @@ TEST_F(ServerTest, OverTheCapIsA503WithRetryAfterAndTheReason) {
   EXPECT_EQ(r["retry-after"], "1");
   EXPECT_EQ(r["x-isolane-shed"], "queue-full");
   EXPECT_EQ(busy.read().body(), "done");
+}
+
+TEST_F(ServerTest, TheMasterRefusesAHeadAWorkerForged) {
+  // A compromised worker is not believed: the front checks every head before Beast sees it.
+  for (const char* mode : {"bad-status", "crlf-header"}) {
+    setenv("FAKE_WORKER_MODE", mode, 1);
+    ServerConfig config;
+    config.apps = {app("hello", "hello.js", "/")};
+    config.listenPort = 0;
+    config.adminPort = 0;
+    config.workerBinary = FAKE_WORKER;
+    config.pool.size = 1;
+    Server server(std::move(config));
+    ASSERT_TRUE(server.start());
+    for (int i = 0; i < 2; ++i) {
+      Response r = get(server.port(), "/x");
+      EXPECT_EQ(r.result_int(), 500) << mode;
+      EXPECT_EQ(r["x-isolane-error"], "HANDLER_ERROR") << mode;
+      EXPECT_EQ(r.count("set-cookie"), 0u) << mode;
+    }
+    server.stop();
+    unsetenv("FAKE_WORKER_MODE");
+  }
+}
+
+TEST_F(ServerTest, AnExceptionOnAReactorThreadAnswersThatRequestAndTheServerGoesOn) {
+  // The admin listener's handler runs on a reactor thread: make it throw.
+  Router router({});
+  InProcessBackend backend(InProcessOptions{}, console_);
+  HttpServerOptions options;
+  options.port = 0;
+  options.internal = [](std::string_view path) -> std::optional<InternalReply> {
+    if (path == "/boom") throw std::runtime_error("injected failure");
+    return InternalReply{200, "text/plain", "fine\n"};
+  };
+  HttpServer http(options, router, backend);
+  ASSERT_TRUE(http.start());
+  HttpConnection c(http.port());
+  Response r = c.request("GET", "/boom");
+  EXPECT_EQ(r.result_int(), 500);
+  EXPECT_EQ(std::string(r["x-request-id"]).size(), 16u);
+  EXPECT_TRUE(c.closedWithin(std::chrono::milliseconds(2000)));
+  EXPECT_EQ(get(http.port(), "/ok").body(), "fine\n");
+  http.stop(std::chrono::milliseconds(0));
 }
 
 TEST_F(ServerTest, InProcessBackendWhenAskedByName) {

@@ -56,6 +56,7 @@ class ChildProcess {
   }
 
   void signal(int sig) { kill(pid_, sig); }
+  pid_t pid() const { return pid_; }
 
   // Waits for exit (reading output meanwhile); returns the exit status, or -1 on timeout.
   int wait(std::chrono::milliseconds limit) {

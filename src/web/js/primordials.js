@@ -9,7 +9,8 @@
 // - call prototype methods through these uncurried copies: `ArrayPrototypePush(list, x)`, not
 //   `list.push(x)`; `RegExpTest(re, s)`, not `re.test(s)`;
 // - no `for...of`, spread or array destructuring over arrays or collections (they go through
-//   %ArrayIteratorPrototype%.next, which apps can replace): index loops and SafeMap#forEach;
+//   %ArrayIteratorPrototype%.next, which apps can replace): index loops and SafeMap#forEach; and
+//   no derived class without an explicit constructor (the implicit one spreads its arguments);
 // - objects the runtime keeps are made with their properties declared (object literals, class
 //   fields), never by assigning to a missing property (a setter on Object.prototype would take it);
 // - promises of the runtime are chained with PromisePrototypeThen, and their reactions return
@@ -113,9 +114,13 @@ function makeSafe(Unsafe, Safe) {
   return Safe;
 }
 
-export const SafeMap = makeSafe(Map, class SafeMap extends Map {});
-export const SafeSet = makeSafe(Set, class SafeSet extends Set {});
+// Explicit constructors: a derived class's implicit one is `constructor(...args) { super(...args) }`,
+// and that spread goes through %ArrayIteratorPrototype%.next.
+export const SafeMap = makeSafe(Map, class SafeMap extends Map { constructor(i) { super(i); } });
+export const SafeSet = makeSafe(Set, class SafeSet extends Set { constructor(i) { super(i); } });
 // A promise whose then() never consults anything an app can reach: its `constructor` and
 // Symbol.species are its own, frozen. Hand one to C++ or chain on it when an app must not see or
 // steer what flows through.
-export const SafePromise = makeSafe(Promise, class SafePromise extends Promise {});
+export const SafePromise = makeSafe(Promise, class SafePromise extends Promise {
+  constructor(executor) { super(executor); }
+});
