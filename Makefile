@@ -28,13 +28,18 @@ format:
 tidy: build
 	@git ls-files 'src/*.cc' | xargs clang-tidy -p $(BUILD) --quiet
 
-# libFuzzer on the frame reader (clang), in its own build tree. FUZZ_TIME seconds, default 60.
+# libFuzzer on the frame reader and on the HTTP front's request reader (clang), each in its own
+# build tree and for FUZZ_TIME seconds (default 60).
 FUZZ_TIME ?= 60
+FUZZ_FLAGS = -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Isrc -I$(BUILD)/gen
 fuzz: build
-	@mkdir -p $(BUILD)/fuzz/corpus
-	clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Isrc -I$(BUILD)/gen \
-	  fuzz/frame_reader_fuzz.cc src/ipc/frame_codec.cc -o $(BUILD)/fuzz/frame_reader_fuzz
-	$(BUILD)/fuzz/frame_reader_fuzz -max_total_time=$(FUZZ_TIME) $(BUILD)/fuzz/corpus
+	@mkdir -p $(BUILD)/fuzz/frames $(BUILD)/fuzz/http
+	clang++ $(FUZZ_FLAGS) fuzz/frame_reader_fuzz.cc src/ipc/frame_codec.cc \
+	  -o $(BUILD)/fuzz/frame_reader_fuzz
+	$(BUILD)/fuzz/frame_reader_fuzz -max_total_time=$(FUZZ_TIME) $(BUILD)/fuzz/frames
+	clang++ $(FUZZ_FLAGS) fuzz/http_request_fuzz.cc src/front/request_reader.cc \
+	  -o $(BUILD)/fuzz/http_request_fuzz
+	$(BUILD)/fuzz/http_request_fuzz -max_total_time=$(FUZZ_TIME) $(BUILD)/fuzz/http
 
 clean:
 	rm -rf $(BUILD)

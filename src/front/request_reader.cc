@@ -85,6 +85,12 @@ RequestReader::Event RequestReader::failFromParser(const boost::system::error_co
   if (ec == http::error::bad_content_length) {
     return fail(400, "invalid or conflicting Content-Length", "content-length");
   }
+  if (ec == http::error::bad_line_ending) {
+    return fail(400, "bare LF line ending (lines end with CRLF)", "bare-lf");
+  }
+  if (ec == http::error::bad_version) {
+    return fail(505, "HTTP version not supported (HTTP/1.0 and HTTP/1.1 are)", "version");
+  }
   if (ec == http::error::bad_chunk || ec == http::error::bad_chunk_extension) {
     return fail(400, "malformed chunked body: " + ec.message(), "chunked");
   }
@@ -97,6 +103,16 @@ RequestReader::Event RequestReader::parse(beast::flat_buffer& buffer) {
   for (int idle = 0;;) {
     std::string_view bytes(static_cast<const char*>(buffer.data().data()), buffer.size());
     if (!bytes.empty()) started_ = true;
+    if (!headReported_ && !bytes.empty()) {
+      // The head, up to its blank line, is checked before Beast reads it: Beast would report a
+      // bare LF as whatever it broke (a "bad version"), and the client deserves the real reason.
+      std::size_t end = bytes.find("\r\n\r\n", scanned_ >= 3 ? scanned_ - 3 : 0);
+      std::string_view head = bytes.substr(0, end == std::string_view::npos ? bytes.size() : end);
+      if (hasBareLf(head, scanned_)) {
+        return fail(400, "bare LF line ending (lines end with CRLF)", "bare-lf");
+      }
+      scanned_ = head.size();
+    }
     boost::system::error_code ec;
     std::size_t used = bytes.empty() ? 0 : parser_->put(buffer.data(), ec);
     if (bytes.empty()) ec = http::error::need_more;
@@ -106,10 +122,12 @@ RequestReader::Event RequestReader::parse(beast::flat_buffer& buffer) {
       // What is left unconsumed is a partial head, chunk-size line or trailer section: nothing
       // Beast would ever take with a bare LF in it, and nothing that may grow past the head limit.
       std::string_view left(static_cast<const char*>(buffer.data().data()), buffer.size());
-      if (hasBareLf(left, scanned_)) {
-        return fail(400, "bare LF line ending (lines end with CRLF)", "bare-lf");
+      if (headReported_) {
+        if (hasBareLf(left, scanned_)) {
+          return fail(400, "bare LF line ending (lines end with CRLF)", "bare-lf");
+        }
+        scanned_ = left.size();
       }
-      scanned_ = left.size();
       if (left.size() >= limits_.maxHeaderBytes) {
         if (!headReported_) return fail(431, "request header fields too large", "header-too-large");
         return fail(400,
