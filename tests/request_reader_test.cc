@@ -81,7 +81,8 @@ TEST(RequestReader, RefusesWhatServersCouldReadTwoWays) {
       {"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400, "host"},
       {"GET / HTTP/1.1\r\nHost: a/b?c#d\r\n\r\n", 400, "host"},
       {"GET / HTTP/1.1\r\n\r\n", 400, "host"},
-      {"GET / HTTP/2.0\r\nHost: a\r\n\r\n", 505, "version"},
+      {"GET / HTTP/1.2\r\nHost: a\r\n\r\n", 400, "malformed"},  // Beast reads only 1.0 and 1.1
+      {"GET / HTTP/2.0\r\nHost: a\r\n\r\n", 400, "malformed"},
       {"GET /x#y HTTP/1.1\r\nHost: a\r\n\r\n", 400, "target"},
       {"GET / HTTP/1.1\nHost: a\n\n", 400, "bare-lf"},
       {"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5\nhello\n", 400,

@@ -88,9 +88,6 @@ RequestReader::Event RequestReader::failFromParser(const boost::system::error_co
   if (ec == http::error::bad_line_ending) {
     return fail(400, "bare LF line ending (lines end with CRLF)", "bare-lf");
   }
-  if (ec == http::error::bad_version) {
-    return fail(505, "HTTP version not supported (HTTP/1.0 and HTTP/1.1 are)", "version");
-  }
   if (ec == http::error::bad_chunk || ec == http::error::bad_chunk_extension) {
     return fail(400, "malformed chunked body: " + ec.message(), "chunked");
   }
