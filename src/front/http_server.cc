@@ -97,7 +97,7 @@ void HttpServer::Impl::onAccept(beast::error_code ec, tcp::socket socket) {
     if (auto idle = context.idle.takeOldest()) {
       idle->reclaim();
     } else {
-      if (metrics) metrics->connectionsRefused.with({"limit"}).inc();
+      if (metrics) metrics->connectionsRefused.with({"connections"}).inc();
       shedConnection(socket.native_handle(), "connections");
       beast::error_code ignored;
       socket.close(ignored);

@@ -47,7 +47,7 @@ struct FrontMetrics {
                                      {"reason"})),
         connectionsRefused(registry.counter(
             "isolane_http_connections_refused_total",
-            "Connections answered 503 and closed at once, by reason (limit, descriptors)",
+            "Connections answered 503 and closed at once, by reason (connections, descriptors)",
             {"reason"})),
         idleClosed(registry.counter("isolane_http_idle_connections_closed_total",
                                     "Idle connections closed to make room under max_connections",
