@@ -127,8 +127,15 @@ void WorkerProcess::readLoop() {
     const wire::Frame* frame = nullptr;
     std::string error;
     FrameReader::Next next;
-    while ((next = reader.next(&frame, &error)) == FrameReader::Next::kFrame) {
-      onFrame_(*frame);
+    try {
+      while ((next = reader.next(&frame, &error)) == FrameReader::Next::kFrame) {
+        onFrame_(*frame);
+      }
+    } catch (const std::exception& e) {
+      // Handling what this worker sent failed in a way nothing checked for (out of memory, a bug):
+      // the worker goes, as on a protocol error, and the master stays.
+      next = FrameReader::Next::kError;
+      error = std::string("unexpected failure handling its frame: ") + e.what();
     }
     if (next == FrameReader::Next::kError) {
       reason = "protocol error: " + error;

@@ -1,5 +1,6 @@
 #include "worker/fetch_client.h"
 
+#include "obs/log.h"
 #include "util/http_grammar.h"
 
 #include <openssl/ssl.h>
@@ -419,7 +420,16 @@ FetchClient::FetchClient(Doorbell& wake, FetchClientOptions options)
   impl_->tls.set_default_verify_paths();
   impl_->thread = std::thread([this] {
     pthread_setname_np(pthread_self(), "isolane-fetch");
-    impl_->io.run();
+    // A handler that throws (nothing should: requests are checked before they start) is logged
+    // and the reactor goes on with the other exchanges.
+    for (;;) {
+      try {
+        impl_->io.run();
+        return;
+      } catch (const std::exception& e) {
+        logEvent(Level::kError, "unexpected exception on the fetch reactor", {{"error", e.what()}});
+      }
+    }
   });
 }
 
