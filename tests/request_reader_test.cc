@@ -85,6 +85,13 @@ TEST(RequestReader, RefusesWhatServersCouldReadTwoWays) {
       {"GET / HTTP/2.0\r\nHost: a\r\n\r\n", 400, "malformed"},
       {"GET /x#y HTTP/1.1\r\nHost: a\r\n\r\n", 400, "target"},
       {"GET / HTTP/1.1\nHost: a\n\n", 400, "bare-lf"},
+      {"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding:\r\n chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+       400, "obs-fold"},
+      {"POST / HTTP/1.1\r\nHost: h\r\nContent-Length:\r\n\t5\r\n\r\nhello", 400, "obs-fold"},
+      {"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5, 5\r\n\r\nhello", 400, "content-length"},
+      {"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello", 400,
+       "content-length"},
+      {"GET /a\\b HTTP/1.1\r\nHost: h\r\n\r\n", 400, "target"},
       {"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5\nhello\n", 400,
        "bare-lf"},
   };
@@ -95,6 +102,29 @@ TEST(RequestReader, RefusesWhatServersCouldReadTwoWays) {
     EXPECT_STREQ(o.error->code, c.code) << c.bytes;
     EXPECT_TRUE(o.heads.empty()) << c.bytes;
   }
+}
+
+TEST(RequestReader, DotSegmentsAreResolvedBeforeRouting) {
+  // The router must see the path the app's request.url (WHATWG URL) will show.
+  struct Case {
+    const char* target;
+    const char* expected;
+  } cases[] = {
+      {"/admin/../x", "/x"},        {"/a/./b", "/a/b"},         {"/a/b/..", "/a/"},
+      {"/..", "/"},                 {"/a/%2e%2E/b?q=/../", "/b?q=/../"}, {"/a//b/", "/a//b/"},
+      {"/.%2e/a", "/a"},            {"/a/.", "/a/"},            {"/", "/"},
+  };
+  for (const Case& c : cases) {
+    Outcome o = readAll(std::string("GET ") + c.target + " HTTP/1.1\r\nHost: h\r\n\r\n");
+    ASSERT_FALSE(o.error) << c.target;
+    ASSERT_EQ(o.heads.size(), 1u);
+    EXPECT_EQ(o.heads[0].target, c.expected) << c.target;
+  }
+  Outcome abs = readAll("GET http://other:81/a/../b HTTP/1.1\r\nHost: h\r\n\r\n");
+  ASSERT_EQ(abs.heads.size(), 1u);
+  EXPECT_EQ(abs.heads[0].target, "/b");
+  ASSERT_EQ(abs.heads[0].headers.size(), 1u);
+  EXPECT_EQ(abs.heads[0].headers[0].second, "other:81") << "Host follows the target's authority";
 }
 
 TEST(RequestReader, BoundsEveryByteItHolds) {

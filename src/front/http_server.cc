@@ -70,17 +70,33 @@ struct HttpServer::Impl {
   void accept();
   void onAccept(beast::error_code ec, tcp::socket socket);
   void onAcceptFailure(const beast::error_code& ec);
+  void acceptLater(std::chrono::milliseconds delay);
   void runReactor();
 };
 
 void HttpServer::Impl::accept() {
-  acceptor.async_accept(asio::make_strand(io), [this](beast::error_code ec, tcp::socket socket) {
-    try {
-      onAccept(ec, std::move(socket));
-    } catch (const std::exception& e) {
-      logEvent(Level::kError, "unexpected failure accepting a connection", {{"error", e.what()}});
-      if (!context.stopping) accept();
-    }
+  try {
+    acceptor.async_accept(asio::make_strand(io), [this](beast::error_code ec, tcp::socket socket) {
+      try {
+        onAccept(ec, std::move(socket));
+      } catch (const std::exception& e) {
+        logEvent(Level::kError, "unexpected failure accepting a connection",
+                 {{"error", e.what()}});
+        acceptLater(std::chrono::milliseconds(100));
+      }
+    });
+  } catch (const std::exception& e) {
+    // Accepting must never stop for good: try again shortly.
+    logEvent(Level::kError, "cannot accept connections; retrying", {{"error", e.what()}});
+    acceptLater(std::chrono::milliseconds(100));
+  }
+}
+
+void HttpServer::Impl::acceptLater(std::chrono::milliseconds delay) {
+  if (context.stopping) return;
+  acceptBackoff.expires_after(delay);
+  acceptBackoff.async_wait([this](beast::error_code ec) {
+    if (!ec && !context.stopping) accept();
   });
 }
 
@@ -147,10 +163,7 @@ void HttpServer::Impl::onAcceptFailure(const beast::error_code& ec) {
     ++acceptFailuresUnlogged;
   }
   backoff = std::clamp(backoff * 2, std::chrono::milliseconds(10), std::chrono::milliseconds(1000));
-  acceptBackoff.expires_after(backoff);
-  acceptBackoff.async_wait([this](beast::error_code waitEc) {
-    if (!waitEc && !context.stopping) accept();
-  });
+  acceptLater(backoff);
 }
 
 void HttpServer::Impl::runReactor() {

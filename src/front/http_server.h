@@ -42,6 +42,11 @@ struct FrontMetrics {
                                     "Time from a request's head to its answer", {"app"},
                                     latencyBuckets())),
         connections(registry.gauge("isolane_http_connections", "Open client connections", {})),
+        bufferedBytes(registry.gauge(
+            "isolane_http_buffered_bytes",
+            "Bytes the front holds for its connections: unparsed input, request bodies being "
+            "read, answers being written",
+            {})),
         badRequests(registry.counter("isolane_http_bad_requests_total",
                                      "Requests refused by the HTTP front before routing, by reason",
                                      {"reason"})),
@@ -54,10 +59,17 @@ struct FrontMetrics {
                                     {})),
         internalErrors(registry.counter("isolane_http_internal_errors_total",
                                         "Unexpected failures on a connection (a bug: see the log)",
-                                        {})) {}
+                                        {})) {
+    // Label-less figures exist (at 0) from the first scrape on, not from their first change.
+    connections.with({});
+    bufferedBytes.with({});
+    idleClosed.with({});
+    internalErrors.with({});
+  }
   Family<Counter>& requests;
   Family<Histogram>& duration;
   Family<Gauge>& connections;
+  Family<Gauge>& bufferedBytes;
   Family<Counter>& badRequests;
   Family<Counter>& connectionsRefused;
   Family<Counter>& idleClosed;

@@ -30,6 +30,7 @@ bool isHopByHop(std::string_view name) {
 }
 
 constexpr std::size_t kReadBytes = 64 * 1024;
+constexpr std::size_t kMinSendBytesPerSecond = 16 * 1024;
 
 }  // namespace
 
@@ -45,7 +46,20 @@ HttpSession::HttpSession(tcp::socket socket, FrontContext& context)
 HttpSession::~HttpSession() {
   if (idleKey_) context_.idle.remove(idleKey_);
   --context_.connections;
-  if (auto* m = context_.options.metrics) m->connections.with({}).add(-1);
+  if (auto* m = context_.options.metrics) {
+    m->connections.with({}).add(-1);
+    m->bufferedBytes.with({}).add(-static_cast<double>(heldBytes_));
+  }
+}
+
+void HttpSession::account() {
+  auto* m = context_.options.metrics;
+  if (!m) return;
+  std::size_t now = buffer_.size() + reader_.bodyBytes() + answerBytes_;
+  if (now != heldBytes_) {
+    m->bufferedBytes.with({}).add(static_cast<double>(now) - static_cast<double>(heldBytes_));
+    heldBytes_ = now;
+  }
 }
 
 template <typename F>
@@ -65,7 +79,9 @@ void HttpSession::onUnexpected(const char* where, const char* what) noexcept {
              {{"where", where}, {"error", what}, {"request", requestId_}, {"app", app_}});
     if (auto* m = context_.options.metrics) m->internalErrors.with({}).inc();
     if (closed_ || writing_ || !stream_.socket().is_open()) return closeNow();
-    // Nothing of an answer went out yet: this request gets a 500 and the connection ends.
+    // Nothing of an answer went out yet: this request gets a 500 and the connection ends. If the
+    // backend is still working on it, its answer will find the request already answered.
+    if (cancelHandle_ != 0) context_.backend.cancel(cancelHandle_);
     busy_ = true;
     sendSimple(500, "internal server error (request id " + requestId() + ")\n", true);
   } catch (...) {
@@ -126,15 +142,19 @@ void HttpSession::readRequest(bool first) {
   app_.clear();
   isHead_ = false;
   writing_ = false;
-  // A fresh connection must send its head promptly (slow-client defence); a keep-alive
-  // connection may sit idle longer before its next request starts.
+  // A fresh connection's head must be complete within header_timeout of its accept
+  // (slow-client defence); a keep-alive connection may sit idle for idle_timeout before its next
+  // request starts, whose head then gets header_timeout from its first byte.
+  firstRequest_ = first;
   headDeadline_ = Clock::now() + (first || buffer_.size() > 0 ? context_.options.headerTimeout
                                                               : context_.options.idleTimeout);
   parseBuffered();
 }
 
 void HttpSession::parseBuffered() {
-  switch (reader_.parse(buffer_)) {
+  RequestReader::Event event = reader_.parse(buffer_);
+  account();
+  switch (event) {
     case RequestReader::Event::kNeedMore:
       return readMore();
     case RequestReader::Event::kHead:
@@ -174,8 +194,11 @@ void HttpSession::readMore() {
 void HttpSession::armReadTimer(Clock::time_point deadline) {
   readTimedOut_ = false;
   readTimer_.expires_at(deadline);
-  readTimer_.async_wait([self = shared_from_this()](beast::error_code ec) {
-    if (ec || self->closed_) return;  // cancelled: the read finished first
+  // A completion already queued when the read finished must not cancel whatever comes next (the
+  // next read, the probe, a write): it only counts if it belongs to the read still pending.
+  std::uint64_t generation = ++readGeneration_;
+  readTimer_.async_wait([self = shared_from_this(), generation](beast::error_code ec) {
+    if (ec || self->closed_ || generation != self->readGeneration_) return;
     self->readTimedOut_ = true;
     beast::error_code ignored;
     self->stream_.socket().cancel(ignored);
@@ -184,6 +207,7 @@ void HttpSession::armReadTimer(Clock::time_point deadline) {
 
 void HttpSession::onRead(beast::error_code ec, std::size_t n) {
   readTimer_.cancel();
+  ++readGeneration_;
   if (readTimedOut_ && !ec) ec = beast::error::timeout;  // the bytes came, but too late
   if (ec) {
     if (readTimedOut_ && reader_.readingBody()) {
@@ -195,8 +219,8 @@ void HttpSession::onRead(beast::error_code ec, std::size_t n) {
   }
   if (n > 0 && reader_.atRequestStart() && idleKey_) {
     unmarkIdle();
-    // The next request has started: its head gets header_timeout from now.
-    headDeadline_ = Clock::now() + context_.options.headerTimeout;
+    // A keep-alive connection's next request has started: its head gets header_timeout from now.
+    if (!firstRequest_) headDeadline_ = Clock::now() + context_.options.headerTimeout;
   }
   buffer_.commit(n);
   parseBuffered();
@@ -252,9 +276,15 @@ void HttpSession::dispatch() {
   out.url = "http://" + std::string(host) + route->path;
   out.headers = head.headers;
   if (route->mount->stripPrefix && route->mount->prefix != "/") {
+    // Ours replaces any the client sent: an app may trust it to build its links.
+    std::erase_if(out.headers, [](const auto& h) {
+      return beast::iequals(beast::string_view(h.first.data(), h.first.size()),
+                            "x-forwarded-prefix");
+    });
     out.headers.emplace_back("x-forwarded-prefix", route->mount->prefix);
   }
-  out.body = reader_.takeBody();
+  out.body = reader_.takeBody();  // the backend holds it from here on
+  account();
 
   ++context_.requestsInFlight;
   busy_ = true;
@@ -296,6 +326,8 @@ void HttpSession::onProbe(beast::error_code ec) {
 }
 
 void HttpSession::respond(AppResponse r) {
+  // Already answered (a 500 after a failure of ours) or gone: the app's answer has nowhere to go.
+  if (closed_ || writing_) return;
   if (r.failure == FailureKind::kNone) {
     // The master does not trust a worker: what goes on the wire is checked here too, for every
     // backend, before Beast (which would throw on a status past 999) ever sees it.
@@ -364,6 +396,13 @@ void HttpSession::write(std::shared_ptr<StringResponse> res) {
   bool keep = keepAlive_ && !context_.stopping;
   res->keep_alive(keep);
   writing_ = true;
+  // The whole answer must go out at kMinSendBytesPerSecond on average (after a first
+  // send_timeout): a client that reads a trickle cannot hold a connection and its answer's
+  // memory for hours.
+  sendDeadline_ = Clock::now() + context_.options.sendTimeout +
+                  std::chrono::seconds(res->body().size() / kMinSendBytesPerSecond);
+  answerBytes_ = res->body().size();
+  account();
   auto serializer = std::make_shared<http::serializer<false, http::string_body>>(*res);
   writeSome(std::move(res), std::move(serializer), keep);
 }
@@ -372,8 +411,8 @@ void HttpSession::writeSome(std::shared_ptr<StringResponse> res,
                             std::shared_ptr<http::serializer<false, http::string_body>> serializer,
                             bool keep) {
   // A client that reads nothing for send_timeout loses the connection; one that reads slowly
-  // but steadily does not.
-  stream_.expires_after(context_.options.sendTimeout);
+  // but steadily does not, up to the answer's deadline.
+  stream_.expires_at(std::min(Clock::now() + context_.options.sendTimeout, sendDeadline_));
   auto& sr = *serializer;
   http::async_write_some(
       stream_, sr,
@@ -395,6 +434,8 @@ void HttpSession::writeSome(std::shared_ptr<StringResponse> res,
 void HttpSession::afterWrite(bool keep) {
   busy_ = false;
   writing_ = false;
+  answerBytes_ = 0;
+  account();
   cancelHandle_ = 0;
   if (!keep || context_.stopping) {
     beast::error_code ignored;

@@ -82,6 +82,8 @@ class HttpSession final : public IdleConnection, public std::enable_shared_from_
   void markIdle();
   void unmarkIdle();
   void closeNow();
+  // Brings isolane_http_buffered_bytes up to date with what this connection holds now.
+  void account();
   const std::string& requestId();
 
   // Runs `f`; an exception it throws answers the current request with a 500 when nothing was
@@ -95,6 +97,8 @@ class HttpSession final : public IdleConnection, public std::enable_shared_from_
   // that stalls is answered 408 before the connection ends.
   boost::asio::steady_timer readTimer_;
   bool readTimedOut_ = false;
+  std::uint64_t readGeneration_ = 0;  // which read the pending timer completion belongs to
+  bool firstRequest_ = true;          // the connection's first request (see readRequest)
   FrontContext& context_;
   boost::beast::flat_buffer buffer_;
   RequestReader reader_;
@@ -113,6 +117,9 @@ class HttpSession final : public IdleConnection, public std::enable_shared_from_
   Clock::time_point started_;
   Clock::time_point headDeadline_;
   Clock::time_point bodyDeadline_;
+  Clock::time_point sendDeadline_;
+  std::size_t answerBytes_ = 0;  // the answer being written
+  std::size_t heldBytes_ = 0;    // last reported to the gauge
 };
 
 }  // namespace isolane

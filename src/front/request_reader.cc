@@ -3,6 +3,7 @@
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
 #include <string_view>
+#include <vector>
 
 #include "util/http_grammar.h"
 
@@ -32,6 +33,58 @@ bool hasBareLf(std::string_view bytes, std::size_t from) {
     if (i == 0 || bytes[i - 1] != '\r') return true;
   }
   return false;
+}
+
+bool equalsNoCase(std::string_view a, std::string_view b);
+
+// A CRLF followed by SP or HTAB at or after `from` (the CRLF may start up to two bytes before).
+bool hasObsFold(std::string_view bytes, std::size_t from) {
+  for (std::size_t i = bytes.find("\r\n", from >= 2 ? from - 2 : 0); i != std::string_view::npos;
+       i = bytes.find("\r\n", i + 1)) {
+    if (i + 2 < bytes.size() && (bytes[i + 2] == ' ' || bytes[i + 2] == '\t')) return true;
+  }
+  return false;
+}
+
+// RFC 3986 5.2.4 remove_dot_segments on an origin-form target's path, with the WHATWG URL
+// parser's reading of "%2e" as "." (so the router sees the path the app's request.url will show).
+// The query is kept as it is.
+std::string normalizePath(std::string_view target) {
+  std::size_t queryAt = target.find('?');
+  std::string_view path = target.substr(0, queryAt);
+  auto isDot = [](std::string_view seg) { return seg == "." || equalsNoCase(seg, "%2e"); };
+  auto isDotDot = [](std::string_view seg) {
+    return seg == ".." || equalsNoCase(seg, ".%2e") || equalsNoCase(seg, "%2e.") ||
+           equalsNoCase(seg, "%2e%2e");
+  };
+  std::vector<std::string_view> out;
+  bool trailingSlash = false;
+  std::size_t at = 1;  // past the leading '/'
+  while (at <= path.size()) {
+    std::size_t end = path.find('/', at);
+    if (end == std::string_view::npos) end = path.size();
+    std::string_view seg = path.substr(at, end - at);
+    bool last = end == path.size();
+    if (isDotDot(seg)) {
+      if (!out.empty()) out.pop_back();
+      trailingSlash = true;
+    } else if (isDot(seg)) {
+      trailingSlash = true;
+    } else {
+      out.push_back(seg);
+      trailingSlash = false;
+    }
+    if (last) break;
+    at = end + 1;
+  }
+  std::string result;
+  for (std::string_view seg : out) {
+    result += '/';
+    result += seg;
+  }
+  if (trailingSlash || result.empty()) result += '/';
+  if (queryAt != std::string_view::npos) result += target.substr(queryAt);
+  return result;
 }
 
 bool equalsNoCase(std::string_view a, std::string_view b) {
@@ -107,6 +160,12 @@ RequestReader::Event RequestReader::parse(beast::flat_buffer& buffer) {
       std::string_view head = bytes.substr(0, end == std::string_view::npos ? bytes.size() : end);
       if (hasBareLf(head, scanned_)) {
         return fail(400, "bare LF line ending (lines end with CRLF)", "bare-lf");
+      }
+      // obs-fold (a line continued on the next one, which starts with a space or tab): Beast
+      // unfolds it, a proxy may not, and `Transfer-Encoding:\r\n chunked` would then frame the
+      // request two ways. RFC 9112 5.2 lets a server refuse it.
+      if (hasObsFold(head, scanned_)) {
+        return fail(400, "obsolete line folding in the head", "obs-fold");
       }
       scanned_ = head.size();
     }
@@ -190,6 +249,12 @@ std::optional<RequestError> RequestReader::checkHead() {
     }
     head_.headers.emplace_back(std::string(name), std::string(value));
   }
+  if (clLines > 1 || (clLines == 1 && req[http::field::content_length].find(',') !=
+                                          beast::string_view::npos)) {
+    // Beast takes repeated or listed equal values; a server that takes the first or the last
+    // would agree here, but the rule is: never a guess.
+    return bad(400, "more than one Content-Length", "content-length");
+  }
   if (teLines > 0) {
     // RFC 9112 6.1 and 6.3: only chunked is implemented, as the final and only coding; anything
     // else would be read differently by a server that does implement it.
@@ -211,8 +276,10 @@ std::optional<RequestError> RequestReader::checkHead() {
 
   std::string_view target = view(req.target());
   if (!target.empty() && target[0] == '/') {
-    if (!http_grammar::isOriginForm(target)) return bad(400, "invalid request target", "target");
-    head_.target = std::string(target);
+    if (!http_grammar::isOriginForm(target) || target.find('\\') != std::string_view::npos) {
+      return bad(400, "invalid request target", "target");
+    }
+    head_.target = normalizePath(target);
     head_.host = std::string(host);
   } else if (startsWithNoCase(target, "http://") || startsWithNoCase(target, "https://")) {
     // absolute-form (RFC 9112 3.2.2): the authority in the target is the host, whatever the
@@ -222,11 +289,21 @@ std::optional<RequestError> RequestReader::checkHead() {
     std::string_view authority = rest.substr(0, end);
     std::string path = end == std::string_view::npos ? "/" : std::string(rest.substr(end));
     if (path[0] == '?') path.insert(path.begin(), '/');
-    if (!http_grammar::isHostHeader(authority) || !http_grammar::isOriginForm(path)) {
+    if (!http_grammar::isHostHeader(authority) || !http_grammar::isOriginForm(path) ||
+        path.find('\\') != std::string::npos) {
       return bad(400, "invalid request target", "target");
     }
-    head_.target = std::move(path);
+    head_.target = normalizePath(path);
     head_.host = std::string(authority);
+    // The app sees the host the request was routed by, in Host too (RFC 9112 3.2.2).
+    bool replaced = false;
+    for (auto& [name, value] : head_.headers) {
+      if (equalsNoCase(name, "host")) {
+        value = head_.host;
+        replaced = true;
+      }
+    }
+    if (!replaced) head_.headers.emplace_back("host", head_.host);
   } else {
     return bad(400, "invalid request target (origin-form or absolute-form expected)", "target");
   }

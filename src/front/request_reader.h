@@ -60,6 +60,10 @@ class RequestReader {
   Event parse(boost::beast::flat_buffer& buffer);
 
   const RequestHead& head() const { return head_; }
+  // Bytes of the current request's body read so far (held until takeBody()).
+  std::size_t bodyBytes() const {
+    return body_.size() + (parser_ && !parser_->is_done() ? parser_->get().body().size() : 0);
+  }
   std::string takeBody() { return std::move(body_); }
   const RequestError& error() const { return error_; }
 

@@ -20,8 +20,9 @@ std::string toUtf8(JsScope& js, v8::Local<v8::Value> value) {
 
 namespace {
 
-// The `stack` property of an Error, read without invoking accessors that user code may have
-// installed on a prototype.
+// The `stack` property of an Error. GetRealNamedProperty skips interceptors only: the `stack`
+// accessor runs, and with it any Error.prepareStackTrace an app installed. That is app code
+// running inside a turn (the watchdog is armed), and a throw is caught here.
 std::string stackOf(JsScope& js, v8::Local<v8::Value> value) {
   if (!value->IsNativeError()) return {};
   v8::TryCatch guard(js.isolate());

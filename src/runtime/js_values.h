@@ -26,7 +26,8 @@ inline void setOwn(JsScope& js, v8::Local<v8::Object> object, v8::Local<v8::Name
 }
 
 // The value of an own property, or an empty handle when `object` has no own property `key`.
-// Objects the runtime builds have only data properties, so no app getter runs.
+// An own accessor would still run: use this on objects the runtime built (only data properties),
+// where it guarantees no app getter runs.
 inline v8::Local<v8::Value> getOwn(JsScope& js, v8::Local<v8::Object> object,
                                    v8::Local<v8::Name> key) {
   if (!object->HasOwnProperty(js.context(), key).FromMaybe(false)) return {};
@@ -35,7 +36,8 @@ inline v8::Local<v8::Value> getOwn(JsScope& js, v8::Local<v8::Object> object,
 }
 
 // Element `i` of an array when it is an own element (a hole would be looked up on
-// Array.prototype, where an app may have put a getter); else an empty handle.
+// Array.prototype, where an app may have put a getter); else an empty handle. Like getOwn, meant
+// for arrays the runtime built.
 inline v8::Local<v8::Value> getOwnElement(JsScope& js, v8::Local<v8::Array> array,
                                           std::uint32_t i) {
   if (!array->HasRealIndexedProperty(js.context(), i).FromMaybe(false)) return {};

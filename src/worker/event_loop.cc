@@ -517,9 +517,16 @@ void EventLoop::callBack(std::uint64_t op, const char* method, int argc,
                          v8::Local<v8::Value>* argv, bool last) {
   auto it = hostOps_.find(op);
   if (it == hostOps_.end()) return;
-  HostOp& hostOp = it->second;
   v8::Isolate* isolate = owner_.isolate();
-  v8::Local<v8::Object> callbacks = hostOp.callbacks.Get(isolate);
+  v8::Local<v8::Object> callbacks = it->second.callbacks.Get(isolate);
+  if (last) {
+    // The operation is forgotten before JavaScript runs: the callback may end its request (which
+    // erases the request's operations), and nothing here may point into hostOps_ by then.
+    if (auto r = requests_.find(it->second.request); r != requests_.end() && r->second.hostOps) {
+      --r->second.hostOps;
+    }
+    hostOps_.erase(it);
+  }
   v8::Local<v8::Context> context = isolate->GetCurrentContext();
   // The runtime's callbacks object has the methods as own properties; nothing else is called.
   v8::Local<v8::Value> fn;
@@ -527,12 +534,6 @@ void EventLoop::callBack(std::uint64_t op, const char* method, int argc,
   if (callbacks->HasOwnProperty(context, key).FromMaybe(false) &&
       callbacks->Get(context, key).ToLocal(&fn) && fn->IsFunction()) {
     std::ignore = fn.As<v8::Function>()->Call(context, callbacks, argc, argv);
-  }
-  if (last) {
-    if (auto r = requests_.find(hostOp.request); r != requests_.end() && r->second.hostOps) {
-      --r->second.hostOps;
-    }
-    hostOps_.erase(op);
   }
 }
 

@@ -93,6 +93,38 @@ TEST_F(HostileClientTest, ChunkedIsReadAsOneRequestWhateverItsCase) {
   EXPECT_EQ(seen(), R"([{"method":"POST","path":"/a","url":"http://x/a","body":"hello"}])");
 }
 
+TEST_F(HostileClientTest, FoldedAndRepeatedFramingHeadersAreRefused) {
+  start();
+  expect400("POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding:\r\n chunked\r\n\r\n"
+            "5\r\nhello\r\n0\r\n\r\n" + kSmuggled,
+            "Transfer-Encoding folded onto a second line");
+  expect400("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 5, 5\r\n\r\nhello",
+            "a Content-Length list");
+  expect400("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello",
+            "two Content-Length lines");
+  EXPECT_EQ(seen(), "[]");
+}
+
+TEST_F(HostileClientTest, DotSegmentsAreResolvedBeforeRoutingAsTheAppWillSeeThem) {
+  ServerConfig config;
+  config.pool.size = 1;
+  config.listenPort = 0;
+  config.adminPort = 0;
+  config.workerBinary = ISOLANE_BINARY;
+  AppConfig admin = test::fixtureApp("admin", "hello.js", "/admin");
+  AppConfig pub = test::fixtureApp("public", "recorder.js", "/");
+  config.apps = {admin, pub};
+  server_ = std::make_unique<Server>(std::move(config));
+  ASSERT_TRUE(server_->start());
+  port_ = server_->port();
+  // A proxy that allowed "/admin/../x" because it is "/x" must not see isolane route it to admin.
+  Response r = test::get(port_, "/admin/../x");
+  EXPECT_EQ(r.result_int(), 200);
+  EXPECT_EQ(r.body(), "ok") << "served by the app mounted at /, as /x";
+  EXPECT_NE(seen().find(R"("url":"http://localhost/x")"), std::string::npos) << seen();
+  expect400("GET /admin\\..\\x HTTP/1.1\r\nHost: x\r\n\r\n", "a backslash in the path");
+}
+
 TEST_F(HostileClientTest, HostMustBeOneValidHostAndPort) {
   start();
   for (const char* host : {"a b", "a/b?c#d", "a@b", "[::1", "a:99999", "a:x", "a%20b", ""}) {
@@ -226,6 +258,33 @@ TEST_F(HostileClientTest, OverTheLimitWithNoneIdleIsA503WithRetryAfter) {
   EXPECT_EQ(std::string((*r)["x-request-id"]).size(), 16u);
   EXPECT_EQ(a.read().result_int(), 200);
   EXPECT_EQ(b.read().result_int(), 200);
+}
+
+TEST_F(HostileClientTest, TheBytesConnectionsMakeTheServerHoldAreCounted) {
+  start();
+  auto buffered = [&] {
+    std::string metrics = test::get(server_->adminPort(), "/metrics").body();
+    std::size_t at = metrics.find("\nisolane_http_buffered_bytes ");
+    return at == std::string::npos ? -1.0 : std::stod(metrics.substr(at + 29));
+  };
+  EXPECT_EQ(buffered(), 0.0);
+  {
+    HttpConnection c(port_);
+    c.send("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n" +
+           std::string(60000, 'b'));
+    double held = 0;
+    for (int i = 0; i < 100 && held < 60000; ++i) {
+      std::this_thread::sleep_for(10ms);
+      held = buffered();
+    }
+    EXPECT_GE(held, 60000.0);
+  }
+  double left = -1;
+  for (int i = 0; i < 200 && left != 0; ++i) {
+    std::this_thread::sleep_for(10ms);
+    left = buffered();
+  }
+  EXPECT_EQ(left, 0.0) << "released with the connection";
 }
 
 TEST_F(HostileClientTest, PipelinedSmugglingAttemptsSeeExactlyTheRequestsSent) {

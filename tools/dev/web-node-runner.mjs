@@ -43,6 +43,8 @@ function buildBundle() {
     entryPoints: [path.join(root, 'src/web/js/index.js')],
     bundle: true, format: 'iife', target: 'es2022', platform: 'neutral',
     mainFields: ['module', 'main'], write: false, logLevel: 'warning',
+    banner: { js: '"use strict";' },
+    alias: { '@exodus/bytes/encoding.js': '@exodus/bytes/encoding-lite.js' },
   });
   return result.outputFiles[0].text;
 }

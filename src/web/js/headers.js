@@ -12,7 +12,7 @@
 import { registerInspector, shownAs } from './inspect.js';
 import { exposeInterface, requireArgs } from './util.js';
 import {
-  ArrayPrototypeJoin, ArrayPrototypePush, ArrayPrototypeSlice, ArrayPrototypeSort, JSONStringify, ObjectDefineProperty,
+  ArrayPrototypeJoin, ArrayPrototypePush, ArrayPrototypeSort, copyArray, JSONStringify, ObjectDefineProperty,
   ObjectGetOwnPropertySymbols, ObjectGetPrototypeOf, ObjectHasOwn, ObjectKeys,
   ObjectPrototypePropertyIsEnumerable, ReflectApply, RegExpTest, SafeMap, StringPrototypeCharCodeAt,
   StringPrototypeSlice, StringPrototypeToLowerCase, SymbolIterator, TypeErrorCtor,
@@ -108,7 +108,7 @@ class Headers {
 
   #copyFrom(other) {
     other.#map.forEach((v, k) => { this.#map.set(k, v); });
-    if (other.#cookies !== null) this.#cookies = ArrayPrototypeSlice(other.#cookies);
+    if (other.#cookies !== null) this.#cookies = copyArray(other.#cookies);
   }
 
   #append(name, value, context) {
@@ -182,7 +182,7 @@ class Headers {
 
   getSetCookie() {
     if (!(#map in this)) throw new TypeErrorCtor('Illegal invocation');
-    return this.#cookies === null ? [] : ArrayPrototypeSlice(this.#cookies);
+    return this.#cookies === null ? [] : copyArray(this.#cookies);
   }
 
   has(name) {

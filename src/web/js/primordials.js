@@ -1,5 +1,8 @@
 // The runtime's own copies of the builtins it calls, taken when the bundle starts: before any app
-// code runs. Apps may rewrite every prototype and global (`Promise.prototype.then`,
+// code runs. This keeps the runtime behaving as the standards say when an app rewrites the
+// builtins; it is not what protects the server: C++ checks every value it receives from here
+// (worker/app_response.h, ipc/response_check.h), and an app that defeats these copies (an index
+// setter on Array.prototype, say) can only break its own responses into 500s. Apps may rewrite every prototype and global (`Promise.prototype.then`,
 // `Array.prototype.push`, `RegExp.prototype.exec`, `Object.prototype` getters and setters, ...);
 // code of the runtime that calls these copies instead of `x.method()` keeps working the way the
 // standards say whatever the app did. The idea is Node's "primordials"; this is our own, smaller
@@ -44,7 +47,13 @@ export const ArrayPrototypeIncludes = uncurryThis(Array.prototype.includes);
 export const ArrayPrototypeIndexOf = uncurryThis(Array.prototype.indexOf);
 export const ArrayPrototypeJoin = uncurryThis(Array.prototype.join);
 export const ArrayPrototypePush = uncurryThis(Array.prototype.push);
-export const ArrayPrototypeSlice = uncurryThis(Array.prototype.slice);
+export const ArrayPrototypeSlice = uncurryThis(Array.prototype.slice);  // species: own arrays only
+// A copy of an array made by index, without Array.prototype.slice's species lookup.
+export function copyArray(list) {
+  const out = [];
+  for (let i = 0; i < list.length; i++) out[i] = list[i];
+  return out;
+}
 export const ArrayPrototypeSort = uncurryThis(Array.prototype.sort);
 
 export const FunctionPrototypeCall = uncurryThis(call);
