@@ -7,6 +7,12 @@ import { Event, EventTarget, getEventAttributeValue, setEventAttributeValue } fr
 import { reportException } from './console.js';
 import { registerInspector, shownAs } from './inspect.js';
 import { exposeInterface, requireArgs } from './util.js';
+import {
+  ArrayPrototypePush, MathTrunc, NumberCtor, NumberIsFinite, ReflectApply, SafeSet, TypeErrorCtor,
+} from './primordials.js';
+
+// dispatchEvent is EventTarget's (event-target-shim's), taken before an app can replace it.
+const dispatchEvent = EventTarget.prototype.dispatchEvent;
 
 const INTERNAL = Symbol('internal');
 
@@ -27,7 +33,7 @@ class AbortSignal extends EventTarget {
   #sources = null;     // Set of source AbortSignals (only for signals made by any())
 
   constructor(token = undefined) {
-    if (token !== INTERNAL) throw new TypeError('Illegal constructor');
+    if (token !== INTERNAL) throw new TypeErrorCtor('Illegal constructor');
     super();
   }
 
@@ -41,9 +47,9 @@ class AbortSignal extends EventTarget {
   static timeout(milliseconds) {
     requireArgs(arguments.length, 1, "Failed to execute 'timeout' on 'AbortSignal'");
     // WebIDL [EnforceRange] unsigned long long.
-    const ms = Math.trunc(Number(milliseconds));
-    if (!Number.isFinite(ms) || ms < 0 || ms > Number.MAX_SAFE_INTEGER) {
-      throw new TypeError(`Failed to execute 'timeout' on 'AbortSignal': Value is outside the 'unsigned long long' value range.`);
+    const ms = MathTrunc(NumberCtor(milliseconds));
+    if (!NumberIsFinite(ms) || ms < 0 || ms > 9007199254740991) {
+      throw new TypeErrorCtor(`Failed to execute 'timeout' on 'AbortSignal': Value is outside the 'unsigned long long' value range.`);
     }
     const signal = new AbortSignal(INTERNAL);
     host.setTimer(() => {
@@ -55,40 +61,41 @@ class AbortSignal extends EventTarget {
   static any(signals) {
     requireArgs(arguments.length, 1, "Failed to execute 'any' on 'AbortSignal'");
     if (signals === null || typeof signals !== 'object' || typeof signals[Symbol.iterator] !== 'function') {
-      throw new TypeError("Failed to execute 'any' on 'AbortSignal': The provided value cannot be converted to a sequence.");
+      throw new TypeErrorCtor("Failed to execute 'any' on 'AbortSignal': The provided value cannot be converted to a sequence.");
     }
+    // WebIDL sequence<AbortSignal>: through the argument's own iterator, as the spec says.
     const list = [];
     for (const s of signals) {
-      if (!(s instanceof AbortSignal) || !(#aborted in s)) {
-        throw new TypeError("Failed to execute 'any' on 'AbortSignal': Failed to convert value to 'AbortSignal'.");
+      if (typeof s !== 'object' || s === null || !(#aborted in s)) {
+        throw new TypeErrorCtor("Failed to execute 'any' on 'AbortSignal': Failed to convert value to 'AbortSignal'.");
       }
-      list.push(s);
+      ArrayPrototypePush(list, s);
     }
     return dependent(list);
   }
 
   get aborted() {
-    if (!(#aborted in this)) throw new TypeError('Illegal invocation');
+    if (!(#aborted in this)) throw new TypeErrorCtor('Illegal invocation');
     return this.#aborted;
   }
 
   get reason() {
-    if (!(#aborted in this)) throw new TypeError('Illegal invocation');
+    if (!(#aborted in this)) throw new TypeErrorCtor('Illegal invocation');
     return this.#reason;
   }
 
   throwIfAborted() {
-    if (!(#aborted in this)) throw new TypeError('Illegal invocation');
+    if (!(#aborted in this)) throw new TypeErrorCtor('Illegal invocation');
     if (this.#aborted) throw this.#reason;
   }
 
   get onabort() {
-    if (!(#aborted in this)) throw new TypeError('Illegal invocation');
+    if (!(#aborted in this)) throw new TypeErrorCtor('Illegal invocation');
     return getEventAttributeValue(this, 'abort');
   }
 
   set onabort(value) {
-    if (!(#aborted in this)) throw new TypeError('Illegal invocation');
+    if (!(#aborted in this)) throw new TypeErrorCtor('Illegal invocation');
     setEventAttributeValue(this, 'abort', typeof value === 'object' || typeof value === 'function' ? value : null);
   }
 
@@ -97,7 +104,7 @@ class AbortSignal extends EventTarget {
     signalAbort = (signal, reason) => abort(signal, reason);
     isAbortSignal = (value) => typeof value === 'object' && value !== null && #aborted in value;
     addAbortAlgorithm = (signal, fn) => {
-      (signal.#algorithms ??= new Set()).add(fn);
+      (signal.#algorithms ??= new SafeSet()).add(fn);
     };
     removeAbortAlgorithm = (signal, fn) => {
       signal.#algorithms?.delete(fn);
@@ -110,23 +117,27 @@ class AbortSignal extends EventTarget {
   // "create a dependent abort signal": follows the sources directly (never another dependent).
   static #dependent(signals) {
     const result = new AbortSignal(INTERNAL);
-    for (const s of signals) {
+    for (let i = 0; i < signals.length; i++) {
+      const s = signals[i];
       if (s.#aborted) {
         result.#aborted = true;
         result.#reason = s.#reason;
         return result;
       }
     }
-    result.#sources = new Set();
-    for (const s of signals) {
-      const sources = s.#sources === null ? [s] : s.#sources;
-      for (const source of sources) {
-        result.#sources.add(source);
-        // Strong references: a dependent stays reachable while a source is alive, so its listeners
-        // always fire. (The spec allows collecting it once nothing can observe it; that needs
-        // engine support to do exactly, and signals here are short-lived per request.)
-        (source.#dependents ??= new Set()).add(result);
-      }
+    const resultSources = new SafeSet();
+    result.#sources = resultSources;
+    const follow = (source) => {
+      resultSources.add(source);
+      // Strong references: a dependent stays reachable while a source is alive, so its listeners
+      // always fire. (The spec allows collecting it once nothing can observe it; that needs
+      // engine support to do exactly, and signals here are short-lived per request.)
+      (source.#dependents ??= new SafeSet()).add(result);
+    };
+    for (let i = 0; i < signals.length; i++) {
+      const s = signals[i];
+      if (s.#sources === null) follow(s);
+      else s.#sources.forEach(follow);
     }
     return result;
   }
@@ -138,29 +149,29 @@ class AbortSignal extends EventTarget {
     signal.#reason = reason === undefined ? defaultReason() : reason;
     const toAbort = [];
     if (signal.#dependents !== null) {
-      for (const d of signal.#dependents) {
-        if (d.#aborted) continue;
+      signal.#dependents.forEach((d) => {
+        if (d.#aborted) return;
         d.#aborted = true;
         d.#reason = signal.#reason;
-        toAbort.push(d);
-      }
+        ArrayPrototypePush(toAbort, d);
+      });
       signal.#dependents = null;
     }
     AbortSignal.#abortSteps(signal);
-    for (const d of toAbort) AbortSignal.#abortSteps(d);
+    for (let i = 0; i < toAbort.length; i++) AbortSignal.#abortSteps(toAbort[i]);
   }
 
   static #abortSteps(signal) {
     const algorithms = signal.#algorithms;
     signal.#algorithms = null;
     if (algorithms !== null) {
-      for (const fn of algorithms) {
+      algorithms.forEach((fn) => {
         try { fn(); } catch (e) { reportException(e); }
-      }
+      });
     }
-    signal.dispatchEvent(new Event('abort'));
+    ReflectApply(dispatchEvent, signal, [new Event('abort')]);
     if (signal.#sources !== null) {
-      for (const source of signal.#sources) source.#dependents?.delete(signal);
+      signal.#sources.forEach((source) => { source.#dependents?.delete(signal); });
       signal.#sources = null;
     }
   }
@@ -177,12 +188,12 @@ class AbortController {
   #signal = createAbortSignal();
 
   get signal() {
-    if (!(#signal in this)) throw new TypeError('Illegal invocation');
+    if (!(#signal in this)) throw new TypeErrorCtor('Illegal invocation');
     return this.#signal;
   }
 
   abort(reason = undefined) {
-    if (!(#signal in this)) throw new TypeError('Illegal invocation');
+    if (!(#signal in this)) throw new TypeErrorCtor('Illegal invocation');
     abort(this.#signal, reason);
   }
 }

@@ -4,6 +4,9 @@
 import { host } from './host.js';
 import { reportException } from './console.js';
 import { exposeFunction, requireArgs } from './util.js';
+import { ReflectApply, TypeErrorCtor } from './primordials.js';
+
+const GLOBAL = globalThis;
 
 // WebIDL `long` then HTML's "if timeout < 0, set it to 0" (so 2**31 wraps to 0, as browsers do).
 function toDelay(timeout) {
@@ -13,13 +16,13 @@ function toDelay(timeout) {
 
 function schedule(callback, timeout, args, repeat, name) {
   if (typeof callback !== 'function') {
-    throw new TypeError(`Failed to execute '${name}': parameter 1 must be a function (strings are not evaluated).`);
+    throw new TypeErrorCtor(`Failed to execute '${name}': parameter 1 must be a function (strings are not evaluated).`);
   }
   // Callbacks run with `this` = globalThis and the extra arguments, and an exception is reported
   // as uncaught instead of escaping into the host.
   const run = () => {
     try {
-      callback.apply(globalThis, args);
+      ReflectApply(callback, GLOBAL, args);
     } catch (e) {
       reportException(e);
     }
@@ -51,11 +54,11 @@ function clearInterval(id = 0) {
 function queueMicrotask(callback) {
   requireArgs(arguments.length, 1, "Failed to execute 'queueMicrotask'");
   if (typeof callback !== 'function') {
-    throw new TypeError("Failed to execute 'queueMicrotask': parameter 1 is not of type 'Function'.");
+    throw new TypeErrorCtor("Failed to execute 'queueMicrotask': parameter 1 is not of type 'Function'.");
   }
   host.enqueueMicrotask(() => {
     try {
-      callback();
+      ReflectApply(callback, undefined, []);
     } catch (e) {
       reportException(e);
     }
