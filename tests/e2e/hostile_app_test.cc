@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <thread>
 
 #include "e2e/http_client.h"
 #include "e2e/test_apps.h"
@@ -111,6 +112,30 @@ TEST_P(HostileAppTest, EveryCaseIsStandardOrA500AndTheServerServesOn) {
       EXPECT_EQ(test::get(port, "/hello/after").body(), "hello /after") << "after " << name;
     }
   }
+}
+
+TEST_P(HostileAppTest, AClientDisconnectAbortsTheSignalWhateverTheAppDidToTheBuiltins) {
+  ServerConfig config;
+  config.listenPort = 0;
+  config.adminPort = 0;
+  config.workerBinary = ISOLANE_BINARY;
+  config.backend = GetParam();
+  config.pool.size = 1;
+  config.apps = {test::fixtureApp("watch", "abort_watch.js", "/")};
+  Server server(std::move(config));
+  ASSERT_TRUE(server.start());
+  {
+    HttpConnection c(server.port());
+    c.send("GET /wait HTTP/1.1\r\nHost: x\r\n\r\n");
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }  // the client hangs up
+  std::string count;
+  for (int i = 0; i < 300 && count != "1"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    count = test::get(server.port(), "/aborted").body();
+  }
+  EXPECT_EQ(count, "1");
+  server.stop();
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, HostileAppTest, ::testing::Values("subprocess", "inprocess"));

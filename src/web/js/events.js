@@ -15,6 +15,7 @@ import {
 import { host } from './host.js';
 import { reportException } from './console.js';
 import { exposeInterface, requireArgs, toDictionary } from './util.js';
+import { ReflectApply, TypeErrorCtor } from './primordials.js';
 
 setWarningHandler(() => {});
 setErrorHandler((error) => reportException(error));
@@ -30,7 +31,7 @@ class Event extends ShimEvent {
   // DOM: milliseconds relative to the time origin, like performance.now() (the shim uses
   // Date.now()).
   get timeStamp() {
-    if (!(#timeStamp in this)) throw new TypeError('Illegal invocation');
+    if (!(#timeStamp in this)) throw new TypeErrorCtor('Illegal invocation');
     return this.#timeStamp;
   }
 }
@@ -43,9 +44,9 @@ Object.defineProperty(EventTarget.prototype, 'dispatchEvent', {
   value: function dispatchEvent(event) {
     requireArgs(arguments.length, 1, "Failed to execute 'dispatchEvent' on 'EventTarget'");
     if (!(event instanceof ShimEvent)) {
-      throw new TypeError("Failed to execute 'dispatchEvent' on 'EventTarget': parameter 1 is not of type 'Event'.");
+      throw new TypeErrorCtor("Failed to execute 'dispatchEvent' on 'EventTarget': parameter 1 is not of type 'Event'.");
     }
-    return shimDispatch.call(this, event);
+    return ReflectApply(shimDispatch, this, [event]);
   },
   writable: true, enumerable: true, configurable: true,
 });
