@@ -5,10 +5,12 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <thread>
+#include <cstring>
 #include <future>
 #include <mutex>
+#include <thread>
 
+#include "front/request_reader.h"
 #include "ipc/frame_codec.h"
 #include "obs/metrics.h"
 #include "pool/subprocess_backend.h"
@@ -21,8 +23,12 @@ namespace isolane {
 namespace {
 
 AppRequest sampleRequest() {
-  return AppRequest{"hello", "0123456789abcdef", "GET", "http://localhost/items?page=2",
-                    {{"host", "localhost"}, {"user-agent", "wrk"}, {"accept", "*/*"}}, ""};
+  return AppRequest{"hello",
+                    "0123456789abcdef",
+                    "GET",
+                    "http://localhost/items?page=2",
+                    {{"host", "localhost"}, {"user-agent", "wrk"}, {"accept", "*/*"}},
+                    ""};
 }
 
 void BM_EncodeRequest(benchmark::State& state) {
@@ -151,6 +157,41 @@ void BM_AdmissionAndScheduler(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_AdmissionAndScheduler)->UseRealTime();
+
+// The HTTP front's request reading: Beast's parser alone, and with RequestReader's strict checks
+// on top (what the front runs), on a browser-sized head. The difference is what strictness costs.
+const std::string kBrowserHead =
+    "GET /api/items?page=2&sort=name HTTP/1.1\r\nHost: shop.example.com\r\n"
+    "User-Agent: Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko)\r\n"
+    "Accept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8\r\n"
+    "Accept-Language: en-US,en;q=0.5\r\nAccept-Encoding: gzip, deflate, br\r\n"
+    "Cookie: session=0123456789abcdef0123456789abcdef; theme=dark\r\n"
+    "Connection: keep-alive\r\n\r\n";
+
+void BM_ParseRequestBeastOnly(benchmark::State& state) {
+  for (auto _ : state) {
+    boost::beast::http::request_parser<boost::beast::http::string_body> parser;
+    boost::system::error_code ec;
+    parser.put(boost::asio::buffer(kBrowserHead), ec);
+    benchmark::DoNotOptimize(parser.get());
+  }
+}
+BENCHMARK(BM_ParseRequestBeastOnly);
+
+void BM_ParseRequestStrict(benchmark::State& state) {
+  RequestReader reader(RequestLimits{});
+  boost::beast::flat_buffer buffer;
+  for (auto _ : state) {
+    auto space = buffer.prepare(kBrowserHead.size());
+    std::memcpy(space.data(), kBrowserHead.data(), kBrowserHead.size());
+    buffer.commit(kBrowserHead.size());
+    while (reader.parse(buffer) == RequestReader::Event::kHead) {
+    }
+    benchmark::DoNotOptimize(reader.head());
+    reader.reset();
+  }
+}
+BENCHMARK(BM_ParseRequestStrict);
 
 }  // namespace
 }  // namespace isolane

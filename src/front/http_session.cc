@@ -274,7 +274,7 @@ void HttpSession::dispatch() {
   out.requestId = id;
   out.method = head.method;
   out.url = "http://" + std::string(host) + route->path;
-  out.headers = head.headers;
+  out.headers = reader_.takeHeaders();
   if (route->mount->stripPrefix && route->mount->prefix != "/") {
     // Ours replaces any the client sent: an app may trust it to build its links.
     std::erase_if(out.headers, [](const auto& h) {

@@ -65,6 +65,8 @@ class RequestReader {
     return body_.size() + (parser_ && !parser_->is_done() ? parser_->get().body().size() : 0);
   }
   std::string takeBody() { return std::move(body_); }
+  // The header lines, moved out (head().headers is empty afterwards).
+  HeaderList takeHeaders() { return std::move(head_.headers); }
   const RequestError& error() const { return error_; }
 
   // Starts the next request of the connection.
