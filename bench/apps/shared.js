@@ -32,3 +32,19 @@ export function streamChunk(index) {
 // "async": the timer every request awaits before answering.
 export const ASYNC_DELAY_MS = 20;
 export const ASYNC_BODY = 'async done\n';
+
+// "jsloop": pure JavaScript, no I/O: the json scenario's work (build the items, serialize them)
+// in a loop, timed inside the engine. Returns microseconds per iteration, the median of `rounds`
+// timed rounds of `iterations` each, after one warm-up round.
+export function jsloopMicros(iterations = 2000, rounds = 5) {
+  let sink = 0;
+  const times = [];
+  for (let r = 0; r <= rounds; r++) {
+    const t0 = performance.now();
+    for (let i = 0; i < iterations; i++) sink += JSON.stringify(makeItems()).length;
+    if (r > 0) times.push(((performance.now() - t0) * 1000) / iterations);
+  }
+  times.sort((a, b) => a - b);
+  if (sink === 0) throw new Error('unreachable');
+  return times[Math.floor(times.length / 2)];
+}
