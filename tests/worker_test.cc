@@ -6,6 +6,7 @@
 #include <chrono>
 #include <future>
 #include <string>
+#include <thread>
 
 #include "worker/executor.h"
 
@@ -70,6 +71,37 @@ TEST_F(ExecutorTest, AnswersARequest) {
   EXPECT_EQ(r.body, "hello /world");
   ASSERT_FALSE(r.headers.empty());
   EXPECT_EQ(r.headers[0].first, "content-type");
+}
+
+TEST_F(ExecutorTest, WebAssemblyCompilesAsynchronouslyAndSynchronously) {
+  // V8 ends an asynchronous compile with a foreground task posted to the isolate's own runner:
+  // without the executor running them, /wasm would never answer.
+  ASSERT_TRUE(load("engine", "engine.js"));
+  AppResponse r = call("engine", "/wasm");
+  EXPECT_EQ(r.failure, FailureKind::kNone) << r.failureDetail;
+  EXPECT_EQ(r.body, "42");
+  EXPECT_EQ(call("engine", "/wasm-sync").body, "3");
+}
+
+TEST_F(ExecutorTest, TheHeapLimitIsTheOneAskedFor) {
+  // Isolates are made with our own CreateParams (node::NewIsolate would size the heap from the
+  // machine's memory): the limit V8 reports is the configured 64 MiB, old and young together.
+  ASSERT_TRUE(load("hello", "hello.js"));
+  call("hello", "/");
+  std::size_t limit = 0;
+  for (int i = 0; i < 100 && limit == 0; ++i) {
+    limit = executor_->stats().heapLimitBytes;
+    if (limit == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_GE(limit, std::size_t{48} << 20);
+  EXPECT_LE(limit, std::size_t{72} << 20);
+}
+
+TEST_F(ExecutorTest, ErrorStacksHaveTheirHeaderAndFrames) {
+  ASSERT_TRUE(load("engine", "engine.js"));
+  std::string stack = call("engine", "/stack").body;
+  EXPECT_EQ(stack.rfind("NotFoundError: gone\n    at thrower (", 0), 0u) << stack;
+  EXPECT_NE(stack.find("engine.js:"), std::string::npos) << stack;
 }
 
 TEST_F(ExecutorTest, RequestAsTheAppSeesIt) {

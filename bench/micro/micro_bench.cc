@@ -196,4 +196,10 @@ BENCHMARK(BM_ParseRequestStrict);
 }  // namespace
 }  // namespace isolane
 
-BENCHMARK_MAIN();
+// Run inside node (tests/engine/test_main.cc), like the engine.
+extern "C" int isolaneTestMain(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -9,7 +9,7 @@
 
 #include "ipc/http_exchange.h"
 #include "util/result.h"
-#include "worker/app_spec.h"
+#include "ipc/app_spec.h"
 
 namespace isolane {
 

@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "obs/log_sink.h"
+
 namespace isolane {
 
 class ModuleGraph;
@@ -23,14 +25,6 @@ class TimerHost {
   virtual std::uint32_t setTimer(ContextState& state, v8::Local<v8::Function> fn, double delayMs,
                                  bool repeat) = 0;
   virtual void clearTimer(ContextState& state, std::uint32_t id) = 0;
-};
-
-// Where console output goes. `requestId` is empty outside a request (module top level).
-class LogSink {
- public:
-  virtual ~LogSink() = default;
-  virtual void write(std::string_view level, std::string_view app, std::string_view requestId,
-                     std::string_view text) = 0;
 };
 
 struct ContextState {

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "runtime/foreground_tasks.h"
 #include "runtime/platform.h"
 
 namespace isolane {
@@ -46,23 +47,103 @@ class CappedAllocator final : public v8::ArrayBuffer::Allocator {
   std::atomic<std::size_t> used_{0};  // Free() may run on a GC thread
 };
 
+// An error's `stack`, as Node and V8 10 formatted it: "Name: message" (read through the error's
+// getters, which V8 13's own formatter skips: it would print a DOMException as its bare name),
+// then one line per call site. An app's Error.prepareStackTrace, if it set one, decides instead,
+// as in Node. Runs inside the app's turn (stacks are formatted on first read), under its watchdog.
+v8::MaybeLocal<v8::Value> formatStack(v8::Local<v8::Context> context, v8::Local<v8::Value> error,
+                                      v8::Local<v8::Array> sites) {
+  v8::Isolate* isolate = context->GetIsolate();
+  v8::Local<v8::Value> errorCtor, prepare;
+  if (context->Global()
+          ->Get(context, v8::String::NewFromUtf8Literal(isolate, "Error"))
+          .ToLocal(&errorCtor) &&
+      errorCtor->IsObject() &&
+      errorCtor.As<v8::Object>()
+          ->Get(context, v8::String::NewFromUtf8Literal(isolate, "prepareStackTrace"))
+          .ToLocal(&prepare) &&
+      prepare->IsFunction()) {
+    v8::Local<v8::Value> argv[] = {error, sites};
+    return prepare.As<v8::Function>()->Call(context, errorCtor, 2, argv);
+  }
+  auto text = [&](const char* key, const char* fallback) -> v8::Local<v8::String> {
+    v8::Local<v8::String> fallbackText = v8::String::NewFromUtf8(isolate, fallback).ToLocalChecked();
+    if (!error->IsObject()) return fallbackText;
+    v8::TryCatch guard(isolate);
+    v8::Local<v8::Value> value;
+    v8::Local<v8::String> out;
+    if (!error.As<v8::Object>()
+             ->Get(context, v8::String::NewFromUtf8(isolate, key).ToLocalChecked())
+             .ToLocal(&value) ||
+        value->IsUndefined() || !value->ToString(context).ToLocal(&out)) {
+      return fallbackText;
+    }
+    return out;
+  };
+  v8::Local<v8::String> name = text("name", "Error");
+  v8::Local<v8::String> message = text("message", "");
+  v8::Local<v8::String> header =
+      name->Length() == 0      ? message
+      : message->Length() == 0 ? name
+                               : v8::String::Concat(
+                                     isolate,
+                                     v8::String::Concat(isolate, name,
+                                                        v8::String::NewFromUtf8Literal(isolate, ": ")),
+                                     message);
+  v8::Local<v8::String> prefix = v8::String::NewFromUtf8Literal(isolate, "\n    at ");
+  for (std::uint32_t i = 0; i < sites->Length(); ++i) {
+    v8::Local<v8::Value> site;
+    v8::Local<v8::String> line;
+    if (!sites->Get(context, i).ToLocal(&site) || !site->ToString(context).ToLocal(&line)) {
+      return {};
+    }
+    header = v8::String::Concat(isolate, v8::String::Concat(isolate, header, prefix), line);
+  }
+  return header;
+}
+
 }  // namespace
 
-IsolateOwner::IsolateOwner(const IsolateLimits& limits) {
-  ensureV8Initialized();
+IsolateOwner::IsolateOwner(const IsolateLimits& limits, std::function<void()> wake)
+    : tasks_(std::make_shared<ForegroundTasks>(std::move(wake))),
+      delegate_(std::make_unique<TaskDelegate>(tasks_)) {
   allocator_ = std::make_unique<CappedAllocator>(limits.arrayBufferMb << 20);
   v8::Isolate::CreateParams params;
   params.array_buffer_allocator = allocator_.get();
   params.constraints.ConfigureDefaultsFromHeapSize(0, limits.heapMb << 20);
-  isolate_ = v8::Isolate::New(params);
+  // Not node::NewIsolate: it takes no CreateParams (no heap limit) and installs node's callbacks.
+  // Allocate, register with node's platform under our own task delegate (foreground tasks come
+  // to this thread, never to node's event loop), then initialise with our parameters.
+  node::MultiIsolatePlatform& platform = nodePlatform();
+  isolate_ = v8::Isolate::Allocate();
+  platform.RegisterIsolate(isolate_, delegate_.get());
+  v8::Isolate::Initialize(isolate_, params);
   // We run microtasks ourselves, after each turn, so a turn's watchdog covers them.
   isolate_->SetMicrotasksPolicy(v8::MicrotasksPolicy::kExplicit);
   isolate_->AddNearHeapLimitCallback(&IsolateOwner::onNearHeapLimit, this);
+  isolate_->SetPrepareStackTraceCallback(&formatStack);
 }
 
 IsolateOwner::~IsolateOwner() {
   ISOLANE_DCHECK_OWNING_THREAD(thread_);
-  isolate_->Dispose();
+  tasks_->clear();
+  // Disposes, unregisters and frees in the order node's platform needs.
+  nodePlatform().DisposeIsolate(isolate_);
+}
+
+std::size_t IsolateOwner::runForegroundTasks() {
+  ISOLANE_DCHECK_OWNING_THREAD(thread_);
+  v8::Isolate::Scope scope(isolate_);
+  v8::HandleScope handles(isolate_);
+  std::size_t ran = tasks_->runDue();
+  // A task may settle promises (a WebAssembly compile ends by resolving one): their reactions
+  // run now, each in its own context, as after a turn.
+  if (ran > 0 && !isolate_->IsExecutionTerminating()) isolate_->PerformMicrotaskCheckpoint();
+  return ran;
+}
+
+std::optional<std::chrono::steady_clock::time_point> IsolateOwner::nextForegroundTask() {
+  return tasks_->nextDue();
 }
 
 // Runs on the owning thread, inside an allocation. A heap bomb must not abort the process:

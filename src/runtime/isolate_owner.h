@@ -8,21 +8,32 @@
 #include <v8.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
+#include <optional>
 
 #include "util/thread_checker.h"
 
 namespace isolane {
 
 struct IsolateLimits {
-  std::size_t heapMb = 128;               // old + young generation ceiling
-  std::size_t arrayBufferMb = 256;        // backing stores allocated by JavaScript
+  // The whole V8 heap: old generation plus young generation, V8 sizing the young one from the
+  // total (ResourceConstraints::ConfigureDefaultsFromHeapSize). Code and ArrayBuffer contents
+  // are outside it (the latter are capped by arrayBufferMb).
+  std::size_t heapMb = 128;
+  std::size_t arrayBufferMb = 256;  // backing stores allocated by JavaScript
 };
+
+class ForegroundTasks;
+class TaskDelegate;
 
 class IsolateOwner {
  public:
-  explicit IsolateOwner(const IsolateLimits& limits);
+  // `wake` is called from any thread when V8 posts a foreground task for this isolate (the
+  // owner's thread should then call runForegroundTasks()); it may be empty.
+  explicit IsolateOwner(const IsolateLimits& limits, std::function<void()> wake = {});
   ~IsolateOwner();
   IsolateOwner(const IsolateOwner&) = delete;
   IsolateOwner& operator=(const IsolateOwner&) = delete;
@@ -41,10 +52,18 @@ class IsolateOwner {
   // Re-arms the heap limit for the next request.
   bool takeHeapLimitHit();
 
+  // Runs the foreground tasks V8 posted that are due (inside the isolate, outside any context of
+  // ours: a task that runs JavaScript enters its own). Returns how many ran.
+  std::size_t runForegroundTasks();
+  // When the next posted task is due, if any.
+  std::optional<std::chrono::steady_clock::time_point> nextForegroundTask();
+
  private:
   static std::size_t onNearHeapLimit(void* data, std::size_t current, std::size_t initial);
 
   ThreadChecker thread_;
+  std::shared_ptr<ForegroundTasks> tasks_;
+  std::unique_ptr<TaskDelegate> delegate_;
   std::unique_ptr<v8::ArrayBuffer::Allocator> allocator_;
   v8::Isolate* isolate_ = nullptr;
   std::size_t initialHeapLimit_ = 0;

@@ -56,8 +56,8 @@ v8::MaybeLocal<v8::Module> ModuleGraph::load(JsScope& js, const std::string& pat
     *error = path + ": module source is too large";
     return {};
   }
-  v8::ScriptOrigin origin(isolate, js.str(path), 0, 0, false, -1, v8::Local<v8::Value>(), false,
-                          false, /*is_module=*/true);
+  v8::ScriptOrigin origin(js.str(path), 0, 0, false, -1, v8::Local<v8::Value>(), false, false,
+                          /*is_module=*/true);
   v8::ScriptCompiler::Source compilerSource(code, origin);
   v8::TryCatch tryCatch(isolate);
   v8::Local<v8::Module> module;

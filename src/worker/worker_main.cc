@@ -11,7 +11,7 @@
 
 #include "ipc/frame_codec.h"
 #include "obs/log.h"
-#include "worker/console_log.h"
+#include "obs/console_log.h"
 
 namespace isolane {
 namespace {

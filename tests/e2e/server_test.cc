@@ -9,8 +9,7 @@
 #include "e2e/http_client.h"
 #include "e2e/test_apps.h"
 #include "front/http_server.h"
-#include "pool/inprocess_backend.h"
-#include "worker/console_log.h"
+#include "obs/console_log.h"
 #include "pool/subprocess_backend.h"
 #include "server/server.h"
 
@@ -354,8 +353,20 @@ TEST_F(ServerTest, TheMasterRefusesAHeadAWorkerForged) {
 
 TEST_F(ServerTest, AnExceptionOnAReactorThreadAnswersThatRequestAndTheServerGoesOn) {
   // The admin listener's handler runs on a reactor thread: make it throw.
+  // No app runs: a backend that is never asked anything.
+  class NoBackend final : public Backend {
+   public:
+    Status start(const std::vector<AppSpec>&) override { return Status::success(); }
+    std::uint64_t submit(AppRequest, std::function<void(AppResponse)> done) override {
+      done(AppResponse::failed(FailureKind::kUnknownApp, "none"));
+      return 0;
+    }
+    void cancel(std::uint64_t) override {}
+    void stop() override {}
+    std::size_t inFlight() const override { return 0; }
+    bool ready() const override { return true; }
+  } backend;
   Router router({});
-  InProcessBackend backend(InProcessOptions{}, console_);
   HttpServerOptions options;
   options.port = 0;
   options.internal = [](std::string_view path) -> std::optional<InternalReply> {
@@ -373,13 +384,18 @@ TEST_F(ServerTest, AnExceptionOnAReactorThreadAnswersThatRequestAndTheServerGoes
   http.stop(std::chrono::milliseconds(0));
 }
 
-TEST_F(ServerTest, InProcessBackendWhenAskedByName) {
+TEST_F(ServerTest, TheMasterHasNoInProcessBackendAndSaysWhereItIs) {
+  // The master links no V8: the in-process backend lives in the engine, which `isolane serve`
+  // starts for it (cli_test and hostile_app_test serve through it).
   ServerConfig config;
   config.backend = "inprocess";
   config.apps = {app("hello", "hello.js", "/")};
-  start(std::move(config));
-  EXPECT_EQ(get(port_, "/in").body(), "hello /in");
-  EXPECT_EQ(dynamic_cast<SubprocessBackend*>(&server_->backend()), nullptr);
+  config.listenPort = 0;
+  config.adminPort = 0;
+  Server server(std::move(config));
+  Status s = server.start();
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().find("only inside the engine"), std::string::npos) << s.error();
 }
 
 }  // namespace

@@ -72,6 +72,7 @@ export const StringPrototypeIndexOf = uncurryThis(String.prototype.indexOf);
 export const StringPrototypeSlice = uncurryThis(String.prototype.slice);
 export const StringPrototypeToLowerCase = uncurryThis(String.prototype.toLowerCase);
 export const StringPrototypeToUpperCase = uncurryThis(String.prototype.toUpperCase);
+export const StringPrototypeToWellFormed = uncurryThis(String.prototype.toWellFormed);
 export const StringFromCharCode = String.fromCharCode;
 
 // RegExp: `exec` is the one method that does not look anything up on the regular expression

@@ -38,16 +38,9 @@ registerInspector(ReadableStream.prototype, (stream) => {
     stream._readableStreamController instanceof ReadableByteStreamController);
 });
 
-// Byte streams "transfer" enqueued buffers. The ponyfill decides how on first use: with
-// ArrayBuffer.prototype.transfer (newer than V8 10.2), else structuredClone(buf, {transfer}),
-// else not at all. Our structuredClone cannot detach (no native for it), so it would make a full
-// copy of every chunk. Enqueueing one chunk now, before structured_clone.js installs
-// structuredClone, makes the ponyfill settle on "not at all": chunks are handed over without
-// copying, and a producer that writes into a buffer after enqueueing it will be seen by readers.
-new ReadableStream({
-  type: 'bytes',
-  start(controller) { controller.enqueue(new Uint8Array(1)); },
-});
+// Byte streams "transfer" enqueued buffers: the ponyfill uses ArrayBuffer.prototype.transfer (V8
+// 13.6 has it), so a chunk moves to the stream without a copy and the producer's view of it is
+// detached, as the Streams standard says.
 
 // The ponyfill keeps the stream's [[disturbed]] slot as `_disturbed`; Fetch needs it
 // ("body is unusable if its stream is disturbed or locked").

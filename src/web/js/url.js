@@ -1,22 +1,9 @@
 // URL and URLSearchParams: whatwg-url, the reference implementation of the WHATWG URL standard
 // (IDNA via tr46). This module also gives Request/Response a cheap way to parse absolute URLs.
 import './encoding.js'; // whatwg-url does `new TextEncoder()` when it loads
-import { removeUrlPrelude } from './url-prelude.js';
 import { URL, URLSearchParams, parseURL, serializeURL } from 'whatwg-url';
-import conversions from 'webidl-conversions';
 import { registerInspector, shownAs } from './inspect.js';
-import { defineGlobal, setName, toUSVString } from './util.js';
-
-removeUrlPrelude();
-
-// webidl-conversions 8 implements USVString with String.prototype.toWellFormed (ES2024, V8 11.1);
-// V8 10.2 lacks it, so every URL call would throw. whatwg-url looks the converter up on the
-// module's exports at each call, so replacing it there fixes all callers without adding the
-// method to String.prototype (apps keep seeing the ES2022 language the engine has).
-if (typeof String.prototype.toWellFormed !== 'function') {
-  const { DOMString } = conversions;
-  conversions.USVString = (value, options = {}) => toUSVString(DOMString(value, options));
-}
+import { defineGlobal, setName } from './util.js';
 
 setName(URL, 'URL');
 setName(URLSearchParams, 'URLSearchParams');

@@ -2,8 +2,8 @@
 // type conversions (ByteString, USVString, BufferSource), and cheap brand checks.
 // Hand-written: these are the bits of WebIDL glue that no library exposes on its own.
 import {
-  ArrayBufferIsView, ObjectGetOwnPropertyDescriptor, ReflectApply, RegExpPrototypeExec, RegExpTest,
-  StringCtor, StringPrototypeCharCodeAt, StringPrototypeSlice, TypeErrorCtor,
+  ArrayBufferIsView, ObjectGetOwnPropertyDescriptor, ReflectApply, RegExpPrototypeExec,
+  StringCtor, StringPrototypeCharCodeAt, StringPrototypeToWellFormed, TypeErrorCtor,
   TypedArrayPrototype, TypedArrayPrototypeGetByteLength, TypedArrayPrototypeGetSymbolToStringTag,
   TypedArrayPrototypeSet, TypedArrayPrototypeSlice, Uint8ArrayCtor,
 } from './primordials.js';
@@ -74,26 +74,10 @@ export function toByteString(value, context) {
   return s;
 }
 
-// WebIDL USVString: lone surrogates become U+FFFD. (String.prototype.toWellFormed is newer than
-// V8 10.2.) The quick test keeps the common all-BMP-no-surrogate case to one scan; the repair is
-// a loop of our own, since String.prototype.replace consults RegExp.prototype, which apps own.
-const ANY_SURROGATE = /[\ud800-\udfff]/;
+// WebIDL USVString: lone surrogates become U+FFFD (String.prototype.toWellFormed, the runtime's
+// own copy).
 export function toUSVString(value) {
-  const s = typeof value === 'string' ? value : StringCtor(value);
-  if (!RegExpTest(ANY_SURROGATE, s)) return s;
-  let out = '';
-  let from = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = StringPrototypeCharCodeAt(s, i);
-    if (c < 0xd800 || c > 0xdfff) continue;
-    if (c <= 0xdbff && i + 1 < s.length) {
-      const d = StringPrototypeCharCodeAt(s, i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) { i++; continue; }
-    }
-    out += StringPrototypeSlice(s, from, i) + '\ufffd';
-    from = i + 1;
-  }
-  return out + StringPrototypeSlice(s, from);
+  return StringPrototypeToWellFormed(typeof value === 'string' ? value : StringCtor(value));
 }
 
 // Brand checks that cannot be fooled by prototypes: they go through the engine's own getters.

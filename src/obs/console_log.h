@@ -3,8 +3,11 @@
 // call, tagged with the app and the request id.
 
 
+#include <string>
+#include <string_view>
+
 #include "obs/log.h"
-#include "runtime/context_state.h"
+#include "obs/log_sink.h"
 
 namespace isolane {
 

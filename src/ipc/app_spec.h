@@ -1,5 +1,6 @@
 #pragma once
-// What the configuration says about one app, as the executor needs it.
+// What the configuration says about one app, as the executor needs it. Plain data: it crosses
+// from the master to the workers (wire.fbs LoadApp).
 
 #include <string>
 #include <utility>

@@ -1,0 +1,41 @@
+#pragma once
+// The `isolane` command line, parsed the same way in both builds: the master executable (no V8)
+// and the engine inside node. The commands that run JavaScript exist only in the engine; the
+// master starts the engine for them with the same arguments (server/engine_command.h).
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace isolane {
+
+struct RunArgs {
+  std::string app;
+  std::string method;
+  std::vector<std::string> headers;
+  std::string data;
+  bool hasData = false;
+  std::string url = "http://localhost/";
+  int repeat = 1;  // bench/run --instr: the same request N times, the last one printed
+};
+
+struct WorkerArgs {
+  int fd = 3;
+  int slot = 0;
+  long long cpuMs = 30'000, timeoutMs = 60'000, heapMb = 128, queueCapacity = 4096;
+  std::size_t maxFrameBytes = 0;
+};
+
+// What only the engine can do. The master passes none: those commands then start the engine.
+struct EngineCommands {
+  int (*run)(const RunArgs&);
+  int (*worker)(const WorkerArgs&);
+};
+
+// Parses `args` (without the program name) and runs the command; returns the exit status.
+int runCommandLine(const std::vector<std::string>& args, const EngineCommands* engine);
+
+// `isolane run` and `isolane worker` inside the engine (cli/engine_commands.cc).
+const EngineCommands& engineCommands();
+
+}  // namespace isolane

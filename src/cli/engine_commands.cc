@@ -1,0 +1,106 @@
+// The commands only the engine runs: `run` (one request through the in-process backend) and
+// `worker` (a worker process of the pool). See commands.h.
+
+#include <boost/beast/http/status.hpp>
+#include <fstream>
+#include <future>
+#include <iostream>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "obs/console_log.h"
+#include "server/config.h"
+#include "server/server.h"
+#include "worker/worker_main.h"
+
+namespace isolane {
+namespace {
+
+int runOnce(const RunArgs& args) {
+  ServerConfig config;
+  if (Status s = applyEnvironment(config); !s) {
+    std::cerr << "isolane run: " << s.error() << "\n";
+    return 2;
+  }
+  config.executorThreads = 1;
+  ConsoleLog console;
+  auto backend = makeInProcessBackend(config, console);
+  AppConfig app = appFromFile(args.app);
+  if (Status s = backend->start({AppSpec{app.name, app.module, {}}}); !s) {
+    std::cerr << "isolane run: " << s.error() << "\n";
+    return 1;
+  }
+  AppRequest req;
+  req.app = app.name;
+  req.requestId = "run";
+  req.method = args.method.empty() ? (args.hasData ? "POST" : "GET") : args.method;
+  req.url = args.url;
+  if (req.url.find("://") == std::string::npos) req.url = "http://localhost" + req.url;
+  for (const std::string& h : args.headers) {
+    auto colon = h.find(':');
+    if (colon == std::string::npos || colon == 0) {
+      std::cerr << "isolane run: header '" << h << "' must look like 'Name: value'\n";
+      return 2;
+    }
+    std::string value = h.substr(colon + 1);
+    value.erase(0, value.find_first_not_of(" \t"));
+    req.headers.emplace_back(h.substr(0, colon), value);
+  }
+  if (args.hasData) {
+    if (!args.data.empty() && args.data[0] == '@') {
+      std::ifstream in(args.data.substr(1), std::ios::binary);
+      if (!in) {
+        std::cerr << "isolane run: cannot read " << args.data.substr(1) << "\n";
+        return 2;
+      }
+      std::ostringstream ss;
+      ss << in.rdbuf();
+      req.body = ss.str();
+    } else {
+      req.body = args.data;
+    }
+  }
+  AppResponse r;
+  for (int i = 0; i < std::max(1, args.repeat); ++i) {
+    std::promise<AppResponse> answer;
+    backend->submit(req, [&](AppResponse out) { answer.set_value(std::move(out)); });
+    r = answer.get_future().get();
+  }
+  backend->stop();
+  if (r.failure != FailureKind::kNone) {
+    std::cerr << "isolane run: " << failureCode(r.failure) << ": " << r.failureDetail << "\n";
+    std::cout << "HTTP/1.1 " << r.status << "\n";
+    return 1;
+  }
+  std::string reason = r.statusText;
+  if (reason.empty()) {
+    auto phrase =
+        boost::beast::http::obsolete_reason(static_cast<boost::beast::http::status>(r.status));
+    reason = std::string(phrase.data(), phrase.size());
+  }
+  std::cout << "HTTP/1.1 " << r.status << " " << reason << "\n";
+  for (auto& [name, value] : r.headers) std::cout << name << ": " << value << "\n";
+  std::cout << "\n" << r.body;
+  std::cout.flush();
+  return 0;
+}
+
+int worker(const WorkerArgs& args) {
+  WorkerProcessOptions options;
+  options.fd = args.fd;
+  options.maxFrameBytes = args.maxFrameBytes;
+  options.executor.queueCapacity = static_cast<std::size_t>(args.queueCapacity);
+  options.executor.loop.cpuLimit = std::chrono::milliseconds(args.cpuMs);
+  options.executor.loop.wallTimeout = std::chrono::milliseconds(args.timeoutMs);
+  options.executor.loop.limits.heapMb = static_cast<std::size_t>(args.heapMb);
+  return runWorkerProcess(options);
+}
+
+}  // namespace
+
+const EngineCommands& engineCommands() {
+  static const EngineCommands commands{&runOnce, &worker};
+  return commands;
+}
+
+}  // namespace isolane

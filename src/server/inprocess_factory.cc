@@ -1,0 +1,18 @@
+// The in-process backend, for the engine build (V8 linked in): see server.h.
+
+#include "pool/inprocess_backend.h"
+#include "server/server.h"
+
+namespace isolane {
+
+std::unique_ptr<Backend> makeInProcessBackend(const ServerConfig& config, LogSink& log) {
+  InProcessOptions options;
+  options.threads = config.executorThreads;
+  options.executor.queueCapacity = config.queueCapacity;
+  options.executor.loop.limits.heapMb = config.heapLimitMb;
+  options.executor.loop.cpuLimit = config.requestCpuLimit;
+  options.executor.loop.wallTimeout = config.requestTimeout;
+  return std::make_unique<InProcessBackend>(options, log);
+}
+
+}  // namespace isolane

@@ -1,0 +1,9 @@
+// The master build links no V8, so it has no in-process backend: see server.h.
+
+#include "server/server.h"
+
+namespace isolane {
+
+std::unique_ptr<Backend> makeInProcessBackend(const ServerConfig&, LogSink&) { return nullptr; }
+
+}  // namespace isolane
