@@ -1,6 +1,8 @@
 // The commands only the engine runs: `run` (one request through the in-process backend) and
 // `worker` (a worker process of the pool). See commands.h.
 
+#include <signal.h>
+
 #include <boost/beast/http/status.hpp>
 #include <fstream>
 #include <future>
@@ -86,6 +88,10 @@ int runOnce(const RunArgs& args) {
 }
 
 int worker(const WorkerArgs& args) {
+  // A Ctrl-C reaches the whole process group; the master drains and then tells each worker to
+  // shut down, so a worker does not die on it (node's own handler would end it at once). SIGTERM
+  // and SIGKILL still end it.
+  signal(SIGINT, SIG_IGN);
   WorkerProcessOptions options;
   options.fd = args.fd;
   options.maxFrameBytes = args.maxFrameBytes;
