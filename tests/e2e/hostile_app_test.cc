@@ -64,13 +64,18 @@ const std::map<std::string, Expected> kCases = {
 
 class HostileAppTest : public ::testing::TestWithParam<std::string> {
  protected:
-  void SetUp() override {
+  // A server on port 0 in the backend under test, one worker (so an app's state is one).
+  static ServerConfig baseConfig() {
     ServerConfig config;
     config.listenPort = 0;
     config.adminPort = 0;
     config.workerBinary = ISOLANE_BINARY;
     config.backend = GetParam();
     config.pool.size = 1;
+    return config;
+  }
+  void SetUp() override {
+    ServerConfig config = baseConfig();
     config.requestTimeout = std::chrono::milliseconds(3000);
     config.heapLimitMb = 512;  // the million-headers case must reach the header check
     for (const auto& [name, expected] : kCases) {
@@ -115,12 +120,7 @@ TEST_P(HostileAppTest, EveryCaseIsStandardOrA500AndTheServerServesOn) {
 }
 
 TEST_P(HostileAppTest, AClientDisconnectAbortsTheSignalWhateverTheAppDidToTheBuiltins) {
-  ServerConfig config;
-  config.listenPort = 0;
-  config.adminPort = 0;
-  config.workerBinary = ISOLANE_BINARY;
-  config.backend = GetParam();
-  config.pool.size = 1;
+  ServerConfig config = baseConfig();
   config.apps = {test::fixtureApp("watch", "abort_watch.js", "/")};
   Server server(std::move(config));
   ASSERT_TRUE(server.start());
