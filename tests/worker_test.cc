@@ -83,6 +83,42 @@ TEST_F(ExecutorTest, WebAssemblyCompilesAsynchronouslyAndSynchronously) {
   EXPECT_EQ(call("engine", "/wasm-sync").body, "3");
 }
 
+TEST_F(ExecutorTest, CodeResumedByAV8TaskIsChargedToItsRequest) {
+  // Five hops of "await a compile, burn 150 ms": 750 ms of CPU against a 300 ms budget, though
+  // no hop runs inside one of the request's turns.
+  ASSERT_TRUE(load("engine", "engine.js"));
+  AppResponse r = call("engine", "/wasm-burn");
+  EXPECT_EQ(r.failure, FailureKind::kCpuLimit) << r.status << " " << r.body;
+  EXPECT_EQ(call("engine", "/wasm").body, "42") << "the isolate serves on";
+  AppResponse queued = call("engine", "/wasm-queue");
+  EXPECT_EQ(queued.failure, FailureKind::kCpuLimit) << queued.status << " " << queued.body;
+}
+
+TEST_F(ExecutorTest, CodeResumedAfterItsRequestEndedDoesNotRun) {
+  ASSERT_TRUE(load("engine", "engine.js"));
+  EXPECT_EQ(call("engine", "/detach").body, "detached");
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::string after = call("engine", "/hops").body;
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(call("engine", "/hops").body, after) << "the detached chain went on";
+  EXPECT_LE(std::stoi(after), 1);
+}
+
+TEST_F(ExecutorTest, AHeapBombResumedByATaskFailsItsOwnRequestOnly) {
+  ASSERT_TRUE(load("engine", "engine.js"));
+  auto waiting = std::make_shared<std::promise<AppResponse>>();
+  auto waited = waiting->get_future();
+  RequestJob job{AppRequest{"engine", "w", "GET", "http://test.local/wait?ms=500", {}, ""},
+                 [waiting](AppResponse r) { waiting->set_value(std::move(r)); }};
+  ASSERT_TRUE(executor_->submit(job));
+  AppResponse bomb = call("engine", "/wasm-bomb");
+  EXPECT_EQ(bomb.failure, FailureKind::kHeapLimit) << bomb.status << " " << bomb.failureDetail;
+  ASSERT_EQ(waited.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  AppResponse other = waited.get();
+  EXPECT_EQ(other.failure, FailureKind::kNone) << other.failureDetail;
+  EXPECT_EQ(other.body, "waited");
+}
+
 TEST_F(ExecutorTest, TheHeapLimitIsTheOneAskedFor) {
   // Isolates are made with our own CreateParams (node::NewIsolate would size the heap from the
   // machine's memory): the limit V8 reports is the configured 64 MiB, old and young together.

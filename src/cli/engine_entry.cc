@@ -15,8 +15,14 @@
 
 extern "C" __attribute__((visibility("default"))) napi_value napi_register_module_v1(
     napi_env, napi_value exports) {
-  std::vector<std::string> args = isolane::attachToNode();
-  int status = isolane::runCommandLine(args, &isolane::engineCommands());
+  int status = 1;
+  try {
+    std::vector<std::string> args = isolane::attachToNode();
+    status = isolane::runCommandLine(args, &isolane::engineCommands());
+  } catch (const std::exception& e) {
+    // Nothing may unwind into node: say what happened and end the process ourselves.
+    std::cerr << "isolane engine: unexpected failure: " << e.what() << "\n";
+  }
   std::cout.flush();
   std::cerr.flush();
   std::fflush(nullptr);

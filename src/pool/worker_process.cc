@@ -1,5 +1,7 @@
 #include "pool/worker_process.h"
 
+#include "util/environment.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -42,8 +44,14 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(const std::vector<st
   args.reserve(argv.size() + 1);
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  // Workers are node processes: no NODE_OPTIONS or other NODE_* variable reaches them.
+  std::vector<std::string> env = childEnvironment();
+  std::vector<char*> envp;
+  envp.reserve(env.size() + 1);
+  for (std::string& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
   pid_t pid = -1;
-  int rc = posix_spawn(&pid, args[0], &actions, &attr, args.data(), environ);
+  int rc = posix_spawn(&pid, args[0], &actions, &attr, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   close(fds[1]);

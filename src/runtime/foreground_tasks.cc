@@ -33,7 +33,7 @@ void ForegroundTasks::PostNonNestableDelayedTaskImpl(std::unique_ptr<v8::Task> t
   post(std::move(task), delaySeconds);
 }
 
-std::size_t ForegroundTasks::runDue() {
+std::size_t ForegroundTasks::runDue(v8::Isolate* isolate) {
   std::deque<std::unique_ptr<v8::Task>> due;
   {
     auto q = queues_.lock();
@@ -44,8 +44,21 @@ std::size_t ForegroundTasks::runDue() {
       q->delayed.pop();
     }
   }
-  for (auto& task : due) task->Run();
-  return due.size();
+  std::size_t ran = 0;
+  while (!due.empty() && !isolate->IsExecutionTerminating()) {
+    std::unique_ptr<v8::Task> task = std::move(due.front());
+    due.pop_front();
+    task->Run();
+    ++ran;
+  }
+  if (!due.empty()) {  // a task was terminated: the others run on the next call
+    auto q = queues_.lock();
+    while (!due.empty()) {
+      q->ready.push_front(std::move(due.back()));
+      due.pop_back();
+    }
+  }
+  return ran;
 }
 
 std::optional<ForegroundTasks::Clock::time_point> ForegroundTasks::nextDue() {
@@ -56,9 +69,18 @@ std::optional<ForegroundTasks::Clock::time_point> ForegroundTasks::nextDue() {
 }
 
 void ForegroundTasks::clear() {
-  auto q = queues_.lock();
-  q->ready.clear();
-  while (!q->delayed.empty()) q->delayed.pop();
+  // Destroyed outside the lock: a task's destructor is V8's code and may post.
+  Queues dropped;
+  {
+    auto q = queues_.lock();
+    std::swap(dropped.ready, q->ready);
+    std::swap(dropped.delayed, q->delayed);
+  }
 }
+
+TaskDelegate::TaskDelegate(std::shared_ptr<ForegroundTasks> tasks) : tasks_(std::move(tasks)) {}
+TaskDelegate::~TaskDelegate() = default;
+std::shared_ptr<v8::TaskRunner> TaskDelegate::GetForegroundTaskRunner() { return tasks_; }
+bool TaskDelegate::IdleTasksEnabled() { return false; }
 
 }  // namespace isolane

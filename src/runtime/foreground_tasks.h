@@ -13,6 +13,7 @@
 // bounded number of tasks per unit of JavaScript work, which the request's own limits bound.
 
 #include <node.h>
+#include <v8-isolate.h>
 #include <v8-platform.h>
 
 #include <chrono>
@@ -39,9 +40,9 @@ class ForegroundTasks final : public v8::TaskRunner,
   bool NonNestableTasksEnabled() const override { return true; }
   bool NonNestableDelayedTasksEnabled() const override { return true; }
 
-  // Runs the tasks due now (not the ones they post: those wait for the next call). Returns how
-  // many ran.
-  std::size_t runDue();
+  // Runs the tasks due now (not the ones they post: those wait for the next call), stopping when
+  // `isolate` is terminating (the rest wait for the next call). Returns how many ran.
+  std::size_t runDue(v8::Isolate* isolate);
   // When the earliest delayed task is due, if any; "now" when a task is ready.
   std::optional<Clock::time_point> nextDue();
   // Drops every pending task (the isolate is going away).
@@ -75,11 +76,14 @@ class ForegroundTasks final : public v8::TaskRunner,
 };
 
 // The node platform's view of one isolate: its foreground tasks go to our runner.
+// Defined out of line, in a file built without RTTI like node: a class deriving from node's must
+// not emit typeinfo that refers to node's, which node does not export.
 class TaskDelegate final : public node::IsolatePlatformDelegate {
  public:
-  explicit TaskDelegate(std::shared_ptr<ForegroundTasks> tasks) : tasks_(std::move(tasks)) {}
-  std::shared_ptr<v8::TaskRunner> GetForegroundTaskRunner() override { return tasks_; }
-  bool IdleTasksEnabled() override { return false; }
+  explicit TaskDelegate(std::shared_ptr<ForegroundTasks> tasks);
+  ~TaskDelegate();
+  std::shared_ptr<v8::TaskRunner> GetForegroundTaskRunner() override;
+  bool IdleTasksEnabled() override;
 
  private:
   std::shared_ptr<ForegroundTasks> tasks_;

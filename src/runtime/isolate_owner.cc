@@ -55,16 +55,23 @@ v8::MaybeLocal<v8::Value> formatStack(v8::Local<v8::Context> context, v8::Local<
                                       v8::Local<v8::Array> sites) {
   v8::Isolate* isolate = context->GetIsolate();
   v8::Local<v8::Value> errorCtor, prepare;
-  if (context->Global()
-          ->Get(context, v8::String::NewFromUtf8Literal(isolate, "Error"))
-          .ToLocal(&errorCtor) &&
-      errorCtor->IsObject() &&
-      errorCtor.As<v8::Object>()
-          ->Get(context, v8::String::NewFromUtf8Literal(isolate, "prepareStackTrace"))
-          .ToLocal(&prepare) &&
-      prepare->IsFunction()) {
-    v8::Local<v8::Value> argv[] = {error, sites};
-    return prepare.As<v8::Function>()->Call(context, errorCtor, 2, argv);
+  // A getter of the app's on `Error` or `prepareStackTrace` may throw: the exception propagates
+  // (an empty result), as it would from Node's own formatter.
+  if (!context->Global()
+           ->Get(context, v8::String::NewFromUtf8Literal(isolate, "Error"))
+           .ToLocal(&errorCtor)) {
+    return {};
+  }
+  if (errorCtor->IsObject()) {
+    if (!errorCtor.As<v8::Object>()
+             ->Get(context, v8::String::NewFromUtf8Literal(isolate, "prepareStackTrace"))
+             .ToLocal(&prepare)) {
+      return {};
+    }
+    if (prepare->IsFunction()) {
+      v8::Local<v8::Value> argv[] = {error, sites};
+      return prepare.As<v8::Function>()->Call(context, errorCtor, 2, argv);
+    }
   }
   auto text = [&](const char* key, const char* fallback) -> v8::Local<v8::String> {
     v8::Local<v8::String> fallbackText = v8::String::NewFromUtf8(isolate, fallback).ToLocalChecked();
@@ -135,11 +142,7 @@ std::size_t IsolateOwner::runForegroundTasks() {
   ISOLANE_DCHECK_OWNING_THREAD(thread_);
   v8::Isolate::Scope scope(isolate_);
   v8::HandleScope handles(isolate_);
-  std::size_t ran = tasks_->runDue();
-  // A task may settle promises (a WebAssembly compile ends by resolving one): their reactions
-  // run now, each in its own context, as after a turn.
-  if (ran > 0 && !isolate_->IsExecutionTerminating()) isolate_->PerformMicrotaskCheckpoint();
-  return ran;
+  return tasks_->runDue(isolate_);
 }
 
 std::optional<std::chrono::steady_clock::time_point> IsolateOwner::nextForegroundTask() {

@@ -53,7 +53,8 @@ class IsolateOwner {
   bool takeHeapLimitHit();
 
   // Runs the foreground tasks V8 posted that are due (inside the isolate, outside any context of
-  // ours: a task that runs JavaScript enters its own). Returns how many ran.
+  // ours: a task that runs JavaScript enters its own). The promise reactions they release are
+  // left queued for the caller's microtask checkpoint. Returns how many ran.
   std::size_t runForegroundTasks();
   // When the next posted task is due, if any.
   std::optional<std::chrono::steady_clock::time_point> nextForegroundTask();

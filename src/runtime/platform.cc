@@ -4,6 +4,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 
 namespace isolane {
 namespace {
@@ -25,25 +27,25 @@ std::vector<std::string> attachToNode() {
   v8::HandleScope handles(isolate);
   v8::Local<v8::Context> context = isolate->GetCurrentContext();
   gPlatform = node::GetMultiIsolatePlatform(node::GetCurrentEnvironment(context));
-  // process.argv is [node, engine.so, args...] (node -e ... engine.so args...).
+
+  // The command line as the kernel has it, byte for byte (process.argv would have decoded it as
+  // UTF-8 and replaced what is not): node [node's options] -e CODE ENGINE ARGS...
   std::vector<std::string> args;
-  v8::Local<v8::Value> process, argv;
-  if (!context->Global()
-           ->Get(context, v8::String::NewFromUtf8Literal(isolate, "process"))
-           .ToLocal(&process) ||
-      !process->IsObject() ||
-      !process.As<v8::Object>()
-           ->Get(context, v8::String::NewFromUtf8Literal(isolate, "argv"))
-           .ToLocal(&argv) ||
-      !argv->IsArray()) {
-    return args;
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> words;
+  for (std::size_t at = 0; at < all.size();) {
+    std::size_t end = all.find('\0', at);
+    if (end == std::string::npos) end = all.size();
+    words.push_back(all.substr(at, end - at));
+    at = end + 1;
   }
-  auto list = argv.As<v8::Array>();
-  for (std::uint32_t i = 2; i < list->Length(); ++i) {
-    v8::Local<v8::Value> item;
-    if (!list->Get(context, i).ToLocal(&item) || !item->IsString()) continue;
-    v8::String::Utf8Value text(isolate, item);
-    args.emplace_back(*text ? *text : "", static_cast<std::size_t>(text.length()));
+  // After "-e CODE", the next word is the engine; what follows is ours.
+  for (std::size_t i = 0; i + 2 < words.size(); ++i) {
+    if (words[i] == "-e") {
+      args.assign(words.begin() + static_cast<std::ptrdiff_t>(i) + 3, words.end());
+      break;
+    }
   }
   return args;
 }

@@ -16,7 +16,8 @@ node::MultiIsolatePlatform& nodePlatform();
 
 // Called once, on node's main thread, by an engine entry point while node is loading it (inside
 // process.dlopen, where node's isolate and context are current): remembers node's platform and
-// returns the command line the engine was started with (process.argv after the engine's path).
+// returns the command line the engine was started with (the arguments after the engine's path,
+// from /proc/self/cmdline, byte for byte).
 std::vector<std::string> attachToNode();
 
 }  // namespace isolane

@@ -1,5 +1,8 @@
 #include "server/engine_command.h"
 
+#include "util/environment.h"
+
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -7,8 +10,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
-
-extern char** environ;
 
 namespace isolane {
 
@@ -24,7 +25,11 @@ std::string enginePath() {
 
 std::vector<std::string> engineCommand(const std::vector<std::string>& args,
                                        const std::string& module) {
+  // The cores this process may run on (its affinity mask), not the host's: a container limited
+  // to 2 of 64 cores wants 2 V8 helper threads per worker, not 64.
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) cores = std::max(1, CPU_COUNT(&set));
   std::vector<std::string> command = {
       nodeExecutable(),
       "--disable-sigusr1",  // no inspector, ever
@@ -38,14 +43,7 @@ std::vector<std::string> engineCommand(const std::vector<std::string>& args,
   return command;
 }
 
-std::vector<std::string> engineEnvironment() {
-  std::vector<std::string> env;
-  for (char** e = environ; e && *e; ++e) {
-    if (std::strncmp(*e, "NODE_", 5) == 0) continue;
-    env.emplace_back(*e);
-  }
-  return env;
-}
+std::vector<std::string> engineEnvironment() { return childEnvironment(); }
 
 std::string execEngine(const std::vector<std::string>& args, const std::string& module) {
   std::vector<std::string> command = engineCommand(args, module);

@@ -165,6 +165,23 @@ class EventLoop final : public TimerHost, public HostOps {
   void fail(std::uint64_t id, FailureKind kind, const std::string& detail);
   void compactTimerHeap();
   void cancelTimersOf(const std::vector<std::uint32_t>& ids, std::uint64_t requestId);
+  // The promise reactions a V8 task released, run outside any turn (runForegroundTasks): each
+  // stretch of that checkpoint is charged to its request, told by a promise hook.
+  struct Reaction {
+    bool running = false;           // a segment is being charged (watchdog armed)
+    bool stopped = false;           // the checkpoint was terminated: charge nothing more
+    std::uint64_t request = 0;      // whom the running segment is charged to (0: no request)
+    std::uint64_t last = 0;         // the last request charged, for a heap-limit hit
+    std::uint64_t overBudget = 0;   // the request whose CPU budget a segment used up
+    bool dropped = false;           // stopped without a request to fail
+    std::chrono::nanoseconds cpuStart{0};
+  };
+  static void promiseHook(v8::PromiseHookType type, v8::Local<v8::Promise> promise,
+                          v8::Local<v8::Value> parent);
+  void startSegment(std::uint64_t owner);
+  void endSegment();
+  Reaction reaction_;
+
   static void respondCallback(const v8::FunctionCallbackInfo<v8::Value>& info);
   static void failCallback(const v8::FunctionCallbackInfo<v8::Value>& info);
   // The request a respond/fail call names, when it is in flight, unanswered, and belongs to the

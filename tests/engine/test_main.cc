@@ -18,12 +18,17 @@ extern "C" int isolaneTestMain(int argc, char** argv);
 
 extern "C" __attribute__((visibility("default"))) napi_value napi_register_module_v1(
     napi_env, napi_value exports) {
-  std::vector<std::string> args = isolane::attachToNode();
-  args.insert(args.begin(), "engine-test");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  int status = isolaneTestMain(static_cast<int>(args.size()), argv.data());
+  int status = 1;
+  try {
+    std::vector<std::string> args = isolane::attachToNode();
+    args.insert(args.begin(), "engine-test");
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    status = isolaneTestMain(static_cast<int>(args.size()), argv.data());
+  } catch (const std::exception& e) {
+    std::cerr << "engine test: unexpected failure: " << e.what() << "\n";
+  }
   std::cout.flush();
   std::cerr.flush();
   std::fflush(nullptr);
