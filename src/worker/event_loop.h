@@ -9,24 +9,24 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <queue>
-#include <deque>
 #include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "ipc/app_spec.h"
 #include "runtime/context_state.h"
 #include "runtime/host_ops.h"
 #include "runtime/isolate_owner.h"
 #include "runtime/module_graph.h"
 #include "util/clock.h"
+#include "util/doorbell.h"
 #include "util/result.h"
 #include "web/web_context.h"
-#include "util/doorbell.h"
-#include "ipc/app_spec.h"
 #include "worker/fetch_client.h"
 #include "worker/request_job.h"
 #include "worker/watchdog.h"
@@ -109,9 +109,9 @@ class EventLoop final : public TimerHost, public HostOps {
     App* app;
     SteadyTime deadline;
     std::chrono::nanoseconds cpuUsed{0};
-    bool responded = false;          // the answer went out; waitUntil work may still run
+    bool responded = false;             // the answer went out; waitUntil work may still run
     std::vector<std::uint32_t> timers;  // ids it created (some may be gone): cancelled with it
-    v8::Global<v8::Function> abort;  // returned by the runtime's dispatch
+    v8::Global<v8::Function> abort;     // returned by the runtime's dispatch
     std::size_t hostOps = 0;
     bool clientGone = false;  // cancelRequest ran: its failure is expected, not an error
   };
@@ -168,12 +168,12 @@ class EventLoop final : public TimerHost, public HostOps {
   // The promise reactions a V8 task released, run outside any turn (runForegroundTasks): each
   // stretch of that checkpoint is charged to its request, told by a promise hook.
   struct Reaction {
-    bool running = false;           // a segment is being charged (watchdog armed)
-    bool stopped = false;           // the checkpoint was terminated: charge nothing more
-    std::uint64_t request = 0;      // whom the running segment is charged to (0: no request)
-    std::uint64_t last = 0;         // the last request charged, for a heap-limit hit
-    std::uint64_t overBudget = 0;   // the request whose CPU budget a segment used up
-    bool dropped = false;           // stopped without a request to fail
+    bool running = false;          // a segment is being charged (watchdog armed)
+    bool stopped = false;          // the checkpoint was terminated: charge nothing more
+    std::uint64_t request = 0;     // whom the running segment is charged to (0: no request)
+    std::uint64_t last = 0;        // the last request charged, for a heap-limit hit
+    std::uint64_t overBudget = 0;  // the request whose CPU budget a segment used up
+    bool dropped = false;          // stopped without a request to fail
     std::chrono::nanoseconds cpuStart{0};
   };
   static void promiseHook(v8::PromiseHookType type, v8::Local<v8::Promise> promise,

@@ -100,6 +100,29 @@ TEST(Cli, InProcessServeRunsInTheEngineAndDrainsOnSigterm) {
   EXPECT_NE(p.err().find("stopped"), std::string::npos) << p.err();
 }
 
+TEST(Cli, NodeOptionsReachNeitherTheEngineNorItsWorkers) {
+  // NODE_OPTIONS could preload code into a node process or open an inspector in it.
+  std::string marker = std::filesystem::temp_directory_path() / ("isolane-preload-" + std::to_string(getpid()));
+  std::string preload = marker + ".js";
+  std::ofstream(preload) << "require('fs').writeFileSync('" << marker << "', 'ran');\n";
+  setenv("NODE_OPTIONS", ("--require " + preload).c_str(), 1);
+  {
+    ChildProcess p({kBin, "serve", kApps + "hello.js", "--listen", "127.0.0.1:0"});
+    std::string err = p.waitForStderr("\"listening\"", 20s);
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(err, m, std::regex(R"re("url":"http://127\.0\.0\.1:(\d+)")re")));
+    EXPECT_EQ(test::get(static_cast<std::uint16_t>(std::stoi(m[1])), "/x").body(), "hello /x");
+    ChildProcess run({kBin, "run", kApps + "hello.js"});
+    EXPECT_EQ(run.wait(20s), 0) << run.err();
+    p.signal(SIGTERM);
+    EXPECT_EQ(p.wait(20s), 0);
+  }
+  unsetenv("NODE_OPTIONS");
+  EXPECT_FALSE(std::filesystem::exists(marker)) << "the preload ran in a node process";
+  std::filesystem::remove(marker);
+  std::filesystem::remove(preload);
+}
+
 TEST(Cli, ServeStopsOnSigint) {
   ChildProcess p({kBin, "serve", kApps + "hello.js", "--listen", "127.0.0.1:0"});
   p.waitForStderr("\"listening\"", 20s);
