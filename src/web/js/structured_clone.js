@@ -8,8 +8,9 @@ function structuredClone(value, options = undefined) {
   requireArgs(arguments.length, 1, "Failed to execute 'structuredClone'");
   const opts = toDictionary(options, "Failed to execute 'structuredClone'");
   if (opts !== undefined && opts.transfer !== undefined) {
-    // The transfer list is checked as the spec says, but buffers are copied, not detached: there
-    // is no native to detach an ArrayBuffer (V8 10.2 has no ArrayBuffer.prototype.transfer).
+    // The transfer list is checked as the spec says, but buffers are copied, not detached.
+    // TODO(soon): detach them (V8 13.6 has ArrayBuffer.prototype.transfer; the serializer's
+    // TransferArrayBuffer would hand the moved contents to the clone).
     const transfer = opts.transfer;
     if (transfer === null || typeof transfer !== 'object' || typeof transfer[Symbol.iterator] !== 'function') {
       throw new TypeError("Failed to execute 'structuredClone': transfer: The provided value cannot be converted to a sequence.");
