@@ -9,7 +9,7 @@
 import { host } from './host.js';
 import { BodyState } from './body.js';
 import { addAbortAlgorithm, removeAbortAlgorithm } from './abort.js';
-import { pairsToList, prepareRequest, stripFragment, withBodyBytes } from './fetch.js';
+import { prepareRequest, stripFragment, withBodyBytes } from './fetch.js';
 import { registerInspector, shownAs } from './inspect.js';
 import { createFetchedResponse, isNullBodyStatus } from './response.js';
 import { exposeInterface } from './util.js';
@@ -70,7 +70,7 @@ class Fetcher {
         const url = stripFragment(request.url);
         const method = request.method;
         try {
-          host.serviceFetch(app, { method, url, headers: pairsToList(request.headers), body: bytes, timeoutMs: 0 }, {
+          host.serviceFetch(app, { method, url, headers: request.headers, body: bytes, timeoutMs: 0 }, {
             onResponse(status, statusText, headers, body) {
               if (done) return;
               settle();

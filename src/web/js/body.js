@@ -16,7 +16,8 @@ import {
   bufferSourceView, concatBytes, exactArrayBuffer, isUint8Array, toUSVString,
 } from './util.js';
 import {
-  ArrayPrototypePush, PromisePrototypeThen, ReflectApply, SafePromise, TypeErrorCtor,
+  ArrayPrototypePush, PromisePrototypeThen, PromiseResolve, ReflectApply, SafePromise,
+  TypeErrorCtor,
   TypedArrayPrototypeGetByteLength, Uint8ArrayCtor,
 } from './primordials.js';
 
@@ -124,22 +125,9 @@ export function takeBody(b) {
   return moved;
 }
 
-async function readAllBytes(stream) {
-  const reader = stream.getReader();
-  const chunks = [];
-  let total = 0;
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    if (!isUint8Array(value)) {
-      const error = new TypeError('The body stream produced a chunk that is not a Uint8Array.');
-      reader.cancel(error).catch(() => {});
-      throw error;
-    }
-    chunks.push(value);
-    total += value.byteLength;
-  }
-  return concatBytes(chunks, total);
+// The stream's bytes, for an app's text()/bytes(): a plain Promise, as Fetch gives.
+function readAllBytes(stream) {
+  return PromiseResolve(readStreamBytes(stream));
 }
 
 function usedError(context) {
@@ -193,12 +181,13 @@ export function bodyBytesForServer(b) {
     const s = takeSource(b);
     return typeof s === 'string' ? host.utf8Encode(s) : s;
   }
-  return readAllBytesForServer(b.stream);
+  return readStreamBytes(b.stream);
 }
 
-// readAllBytes without `await` and without looking methods up on the stream or its reader, whose
-// prototypes an app can reach: what it resolves with is what the stream produced.
-function readAllBytesForServer(stream) {
+// Reads a stream to its end into one Uint8Array, without `await` and without looking methods up
+// on the stream or its reader, whose prototypes an app can reach: the SafePromise resolves with
+// what the stream produced.
+function readStreamBytes(stream) {
   return new SafePromise((resolve, reject) => {
     const reader = ReflectApply(streamGetReader, stream, []);
     const chunks = [];

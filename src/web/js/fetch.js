@@ -30,19 +30,21 @@ const CONNECTION_HEADERS = new Set([
   'transfer-encoding', 'upgrade',
 ]);
 
-function withoutConnectionHeaders(pairs) {
+// Header lines are kept as the host takes and gives them: one flat [name, value, ...] list, names
+// lowercased.
+function withoutConnectionHeaders(list) {
   let drop = null;
-  for (let i = 0; i < pairs.length; i++) {
-    const name = pairs[i][0];
+  for (let i = 0; i + 1 < list.length; i += 2) {
+    const name = list[i];
     if (name === 'connection') {
       // Connection also names more headers that apply to that one connection.
       drop ??= new Set(CONNECTION_HEADERS);
-      for (const token of pairs[i][1].split(',')) drop.add(token.trim().toLowerCase());
+      for (const token of list[i + 1].split(',')) drop.add(token.trim().toLowerCase());
     } else if (drop === null && CONNECTION_HEADERS.has(name)) {
       drop = CONNECTION_HEADERS;
     }
   }
-  return drop === null ? pairs : pairs.filter((pair) => !drop.has(pair[0]));
+  return drop === null ? list : withoutHeaders(list, (name) => drop.has(name));
 }
 
 // A serialized URL's fragment starts at its first '#' (the serializer percent-encodes any other).
@@ -87,7 +89,7 @@ export function prepareRequest(input, init) {
   return {
     method: r.method,
     url: r.url,
-    headers: listToPairs(headersToList(r.headers)),
+    headers: headersToList(r.headers),
     body: r.body,       // BodyState or null, not yet read
     signal: r.signal,   // AbortSignal or null
     redirect: r.redirect,
@@ -118,22 +120,8 @@ export function withBodyBytes(body, fn, fail) {
   else PromisePrototypeThen(bytes, fn, fail);
 }
 
-// The host takes and gives header lines as one flat [name, value, ...] list; fetch() works on
-// [name, value] pairs.
-function listToPairs(list) {
-  const pairs = [];
-  for (let i = 0; i + 1 < list.length; i += 2) ArrayPrototypePush(pairs, [list[i], list[i + 1]]);
-  return pairs;
-}
-
-export function pairsToList(pairs) {
-  const list = [];
-  for (let i = 0; i < pairs.length; i++) ArrayPrototypePush(list, pairs[i][0], pairs[i][1]);
-  return list;
-}
-
-function hasHeader(pairs, name) {
-  for (let i = 0; i < pairs.length; i++) if (pairs[i][0] === name) return true;
+function hasHeader(list, name) {
+  for (let i = 0; i < list.length; i += 2) if (list[i] === name) return true;
   return false;
 }
 
@@ -146,8 +134,12 @@ function headerValue(list, name) {
   return value;
 }
 
-function withoutHeaders(pairs, drop) {
-  return pairs.filter((pair) => !drop(pair[0]));
+function withoutHeaders(list, drop) {
+  const kept = [];
+  for (let i = 0; i + 1 < list.length; i += 2) {
+    if (!drop(list[i])) ArrayPrototypePush(kept, list[i], list[i + 1]);
+  }
+  return kept;
 }
 
 function originOf(url) {
@@ -194,8 +186,7 @@ class FetchOperation {
     };
     try {
       exchange.id = host.fetchStart({
-        method: this.method, url: this.url, headers: pairsToList(this.headers), body: this.body,
-        timeoutMs: 0,
+        method: this.method, url: this.url, headers: this.headers, body: this.body, timeoutMs: 0,
       }, callbacks);
     } catch (error) {
       exchange.live = false;
@@ -397,7 +388,7 @@ function fetch(input, init = undefined) {
   }
   request.headers = withoutConnectionHeaders(request.headers);
   // Fetch: "If request's header list does not contain `Accept`, append `Accept`/`*/*`".
-  if (!hasHeader(request.headers, 'accept')) request.headers.push(['accept', '*/*']);
+  if (!hasHeader(request.headers, 'accept')) ArrayPrototypePush(request.headers, 'accept', '*/*');
   return new Promise((resolve, reject) => {
     let aborted = false;
     let onAbort = null;

@@ -1,12 +1,12 @@
 // The runtime's own copies of the builtins it calls, taken when the bundle starts: before any app
-// code runs. This keeps the runtime behaving as the standards say when an app rewrites the
-// builtins; it is not what protects the server: C++ checks every value it receives from here
-// (worker/app_response.h, ipc/response_check.h), and an app that defeats these copies (an index
-// setter on Array.prototype, say) can only break its own responses into 500s. Apps may rewrite every prototype and global (`Promise.prototype.then`,
+// code runs. Apps may rewrite every prototype and global (`Promise.prototype.then`,
 // `Array.prototype.push`, `RegExp.prototype.exec`, `Object.prototype` getters and setters, ...);
 // code of the runtime that calls these copies instead of `x.method()` keeps working the way the
-// standards say whatever the app did. The idea is Node's "primordials"; this is our own, smaller
-// set. Hand-written: no library provides it for a non-Node engine embedding.
+// standards say whatever the app did. This is not what protects the server: C++ checks every
+// value it receives from here (worker/app_response.h, ipc/response_check.h), and an app that
+// defeats these copies (an index setter on Array.prototype, say) can only break its own responses
+// into 500s. The idea is Node's "primordials"; this is our own, smaller set. Hand-written: no
+// library provides it for a non-Node engine embedding.
 //
 // Rules for runtime code on the paths apps can reach (dispatch, Request, Response, Headers, body):
 // - call prototype methods through these uncurried copies: `ArrayPrototypePush(list, x)`, not
@@ -24,30 +24,23 @@ const { bind, call } = Function.prototype;
 const uncurryThis = bind.bind(call);
 
 export const ReflectApply = Reflect.apply;
-export const ReflectOwnKeys = Reflect.ownKeys;
-export const ReflectGetPrototypeOf = Reflect.getPrototypeOf;
-export const ReflectDefineProperty = Reflect.defineProperty;
+const ReflectOwnKeys = Reflect.ownKeys;
+const ReflectDefineProperty = Reflect.defineProperty;
 
-export const ObjectCreate = Object.create;
 export const ObjectDefineProperty = Object.defineProperty;
 export const ObjectFreeze = Object.freeze;
 export const ObjectGetOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
-export const ObjectGetOwnPropertyNames = Object.getOwnPropertyNames;
 export const ObjectGetOwnPropertySymbols = Object.getOwnPropertySymbols;
 export const ObjectGetPrototypeOf = Object.getPrototypeOf;
-export const ObjectSetPrototypeOf = Object.setPrototypeOf;
 export const ObjectHasOwn = Object.hasOwn;
 export const ObjectKeys = Object.keys;
-export const ObjectIs = Object.is;
 export const ObjectPrototype = Object.prototype;
 export const ObjectPrototypePropertyIsEnumerable = uncurryThis(Object.prototype.propertyIsEnumerable);
 
 export const ArrayIsArray = Array.isArray;
 export const ArrayPrototypeIncludes = uncurryThis(Array.prototype.includes);
-export const ArrayPrototypeIndexOf = uncurryThis(Array.prototype.indexOf);
 export const ArrayPrototypeJoin = uncurryThis(Array.prototype.join);
 export const ArrayPrototypePush = uncurryThis(Array.prototype.push);
-export const ArrayPrototypeSlice = uncurryThis(Array.prototype.slice);  // species: own arrays only
 // A copy of an array made by index, without Array.prototype.slice's species lookup.
 export function copyArray(list) {
   const out = [];
@@ -56,24 +49,18 @@ export function copyArray(list) {
 }
 export const ArrayPrototypeSort = uncurryThis(Array.prototype.sort);
 
-export const FunctionPrototypeCall = uncurryThis(call);
-
-export const JSONParse = JSON.parse;
 export const JSONStringify = JSON.stringify;
 
 export const MathTrunc = Math.trunc;
 export const NumberIsFinite = Number.isFinite;
-export const NumberIsInteger = Number.isInteger;
 export const NumberCtor = Number;
 export const StringCtor = String;
 
 export const StringPrototypeCharCodeAt = uncurryThis(String.prototype.charCodeAt);
-export const StringPrototypeIndexOf = uncurryThis(String.prototype.indexOf);
 export const StringPrototypeSlice = uncurryThis(String.prototype.slice);
 export const StringPrototypeToLowerCase = uncurryThis(String.prototype.toLowerCase);
 export const StringPrototypeToUpperCase = uncurryThis(String.prototype.toUpperCase);
 export const StringPrototypeToWellFormed = uncurryThis(String.prototype.toWellFormed);
-export const StringFromCharCode = String.fromCharCode;
 
 // RegExp: `exec` is the one method that does not look anything up on the regular expression
 // (`test`, `replace`, `match` call `this.exec`, which an app can replace). A regular expression
@@ -84,25 +71,23 @@ export function RegExpTest(re, s) {
 }
 
 export const TypedArrayPrototype = Object.getPrototypeOf(Uint8Array.prototype);
-export const TypedArrayPrototypeGetSymbolToStringTag = uncurryThis(
-  Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), Symbol.toStringTag).get);
-export const TypedArrayPrototypeGetByteLength = uncurryThis(
-  Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), 'byteLength').get);
-export const TypedArrayPrototypeSet = uncurryThis(Object.getPrototypeOf(Uint8Array.prototype).set);
-export const TypedArrayPrototypeSlice = uncurryThis(Object.getPrototypeOf(Uint8Array.prototype).slice);
+// A getter of the prototype, uncurried: getter(self) === self[key] as the engine defines it.
+export const uncurryGetter = (proto, key) =>
+  uncurryThis(Object.getOwnPropertyDescriptor(proto, key).get);
+export const TypedArrayPrototypeGetSymbolToStringTag =
+  uncurryGetter(TypedArrayPrototype, Symbol.toStringTag);
+export const TypedArrayPrototypeGetByteLength = uncurryGetter(TypedArrayPrototype, 'byteLength');
+export const TypedArrayPrototypeSet = uncurryThis(TypedArrayPrototype.set);
+export const TypedArrayPrototypeSlice = uncurryThis(TypedArrayPrototype.slice);
 export const Uint8ArrayCtor = Uint8Array;
 export const ArrayBufferIsView = ArrayBuffer.isView;
 
 export const SymbolIterator = Symbol.iterator;
-export const SymbolToStringTag = Symbol.toStringTag;
-export const SymbolCtor = Symbol;
 
-export const PromiseCtor = Promise;
+const PromiseCtor = Promise;
 export const PromisePrototypeThen = uncurryThis(Promise.prototype.then);
 const PromiseStaticResolve = Promise.resolve;
-const PromiseStaticReject = Promise.reject;
 export const PromiseResolve = (value) => ReflectApply(PromiseStaticResolve, PromiseCtor, [value]);
-export const PromiseReject = (reason) => ReflectApply(PromiseStaticReject, PromiseCtor, [reason]);
 
 export const TypeErrorCtor = TypeError;
 export const RangeErrorCtor = RangeError;

@@ -2,10 +2,10 @@
 // type conversions (ByteString, USVString, BufferSource), and cheap brand checks.
 // Hand-written: these are the bits of WebIDL glue that no library exposes on its own.
 import {
-  ArrayBufferIsView, ObjectGetOwnPropertyDescriptor, ReflectApply, RegExpPrototypeExec,
+  ArrayBufferIsView, RegExpPrototypeExec,
   StringCtor, StringPrototypeCharCodeAt, StringPrototypeToWellFormed, TypeErrorCtor,
   TypedArrayPrototype, TypedArrayPrototypeGetByteLength, TypedArrayPrototypeGetSymbolToStringTag,
-  TypedArrayPrototypeSet, TypedArrayPrototypeSlice, Uint8ArrayCtor,
+  TypedArrayPrototypeSet, TypedArrayPrototypeSlice, Uint8ArrayCtor, uncurryGetter,
 } from './primordials.js';
 
 // Interfaces and namespaces are non-enumerable globals; operations (atob, setTimeout, ...) are
@@ -81,19 +81,15 @@ export function toUSVString(value) {
 }
 
 // Brand checks that cannot be fooled by prototypes: they go through the engine's own getters.
-const abByteLength = uncurry(ObjectGetOwnPropertyDescriptor(ArrayBuffer.prototype, 'byteLength').get);
+const abByteLength = uncurryGetter(ArrayBuffer.prototype, 'byteLength');
 const sabByteLength = typeof SharedArrayBuffer === 'function'
-  ? uncurry(ObjectGetOwnPropertyDescriptor(SharedArrayBuffer.prototype, 'byteLength').get)
+  ? uncurryGetter(SharedArrayBuffer.prototype, 'byteLength')
   : null;
-const viewBuffer = uncurry(ObjectGetOwnPropertyDescriptor(TypedArrayPrototype, 'buffer').get);
-const viewByteOffset = uncurry(ObjectGetOwnPropertyDescriptor(TypedArrayPrototype, 'byteOffset').get);
-const dataViewBuffer = uncurry(ObjectGetOwnPropertyDescriptor(DataView.prototype, 'buffer').get);
-const dataViewByteOffset = uncurry(ObjectGetOwnPropertyDescriptor(DataView.prototype, 'byteOffset').get);
-const dataViewByteLength = uncurry(ObjectGetOwnPropertyDescriptor(DataView.prototype, 'byteLength').get);
-
-function uncurry(fn) {
-  return (self) => ReflectApply(fn, self, []);
-}
+const viewBuffer = uncurryGetter(TypedArrayPrototype, 'buffer');
+const viewByteOffset = uncurryGetter(TypedArrayPrototype, 'byteOffset');
+const dataViewBuffer = uncurryGetter(DataView.prototype, 'buffer');
+const dataViewByteOffset = uncurryGetter(DataView.prototype, 'byteOffset');
+const dataViewByteLength = uncurryGetter(DataView.prototype, 'byteLength');
 
 // 'Uint8Array', 'Float32Array', ... or undefined for anything that is not a TypedArray.
 export function typedArrayName(value) {
