@@ -132,6 +132,8 @@ int runCommandLine(const std::vector<std::string>& args, const EngineCommands* e
   workerCmd->add_option("--slot", worker.slot, "slot index");
   workerCmd->add_option("--cpu-ms", worker.cpuMs);
   workerCmd->add_option("--timeout-ms", worker.timeoutMs);
+  workerCmd->add_option("--stream-idle-ms", worker.streamIdleMs);
+  workerCmd->add_option("--stream-max-ms", worker.streamMaxMs);
   workerCmd->add_option("--heap-mb", worker.heapMb);
   workerCmd->add_option("--queue-capacity", worker.queueCapacity);
   workerCmd->add_option("--max-frame-bytes", worker.maxFrameBytes);

@@ -98,6 +98,8 @@ int worker(const WorkerArgs& args) {
   options.executor.queueCapacity = static_cast<std::size_t>(args.queueCapacity);
   options.executor.loop.cpuLimit = std::chrono::milliseconds(args.cpuMs);
   options.executor.loop.wallTimeout = std::chrono::milliseconds(args.timeoutMs);
+  options.executor.loop.streamIdleTimeout = std::chrono::milliseconds(args.streamIdleMs);
+  options.executor.loop.streamMaxDuration = std::chrono::milliseconds(args.streamMaxMs);
   options.executor.loop.limits.heapMb = static_cast<std::size_t>(args.heapMb);
   return runWorkerProcess(options);
 }

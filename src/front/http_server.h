@@ -59,12 +59,22 @@ struct FrontMetrics {
                                     {})),
         internalErrors(registry.counter("isolane_http_internal_errors_total",
                                         "Unexpected failures on a connection (a bug: see the log)",
-                                        {})) {
+                                        {})),
+        streamsOpen(registry.gauge("isolane_http_streams_open",
+                                   "Streamed responses being written to clients", {})),
+        streamBytes(registry.counter("isolane_http_stream_bytes_total",
+                                     "Bytes of streamed response bodies written to clients", {})),
+        streamsCut(registry.counter(
+            "isolane_http_streams_cut_total",
+            "Streamed responses that ended before their end, by reason (client, failed)",
+            {"reason"})) {
     // Label-less figures exist (at 0) from the first scrape on, not from their first change.
     connections.with({});
     bufferedBytes.with({});
     idleClosed.with({});
     internalErrors.with({});
+    streamsOpen.with({});
+    streamBytes.with({});
   }
   Family<Counter>& requests;
   Family<Histogram>& duration;
@@ -74,6 +84,9 @@ struct FrontMetrics {
   Family<Counter>& connectionsRefused;
   Family<Counter>& idleClosed;
   Family<Counter>& internalErrors;
+  Family<Gauge>& streamsOpen;
+  Family<Counter>& streamBytes;
+  Family<Counter>& streamsCut;
 };
 
 struct HttpServerOptions {

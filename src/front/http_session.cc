@@ -18,17 +18,6 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
-// Hop-by-hop and framing headers are ours to write, not the app's.
-bool isHopByHop(std::string_view name) {
-  static const char* const kNames[] = {"connection",     "keep-alive",      "transfer-encoding",
-                                       "content-length", "upgrade",         "te",
-                                       "trailer",        "proxy-connection"};
-  for (const char* n : kNames) {
-    if (beast::iequals(beast::string_view(name.data(), name.size()), n)) return true;
-  }
-  return false;
-}
-
 constexpr std::size_t kReadBytes = 64 * 1024;
 constexpr std::size_t kMinSendBytesPerSecond = 16 * 1024;
 
@@ -59,17 +48,6 @@ void HttpSession::account() {
   if (now != heldBytes_) {
     m->bufferedBytes.with({}).add(static_cast<double>(now) - static_cast<double>(heldBytes_));
     heldBytes_ = now;
-  }
-}
-
-template <typename F>
-void HttpSession::guarded(const char* where, F&& f) noexcept {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    onUnexpected(where, e.what());
-  } catch (...) {
-    onUnexpected(where, "unknown exception");
   }
 }
 
@@ -111,6 +89,7 @@ void HttpSession::reclaim() {
 }
 
 void HttpSession::closeNow() {
+  if (streamPipe_) return cutStream("client", "the connection closed");
   if (closed_) return;
   closed_ = true;
   unmarkIdle();
@@ -316,6 +295,7 @@ void HttpSession::onProbe(beast::error_code ec) {
     char c;
     ssize_t n = ::recv(stream_.socket().native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+      if (streamPipe_) return cutStream("client", "the client closed the connection");
       context_.backend.cancel(cancelHandle_);
     }
   }
@@ -338,6 +318,8 @@ void HttpSession::respond(AppResponse r) {
     }
   }
   record(r.status);
+  if (r.stream && r.failure == FailureKind::kNone) return startStream(std::move(r));
+  if (r.stream) r.stream->abandon();  // refused above: its body goes nowhere
   if (r.failure != FailureKind::kNone) {
     auto res = failureResponse(r, requestId(), version_);
     if (r.failure == FailureKind::kOverloaded || r.failure == FailureKind::kShuttingDown) {
@@ -351,7 +333,7 @@ void HttpSession::respond(AppResponse r) {
   res->result(static_cast<unsigned>(r.status));
   if (!r.statusText.empty()) res->reason(r.statusText);
   for (auto& [name, value] : r.headers) {
-    if (!isHopByHop(name)) res->insert(name, value);
+    if (!isHopByHopHeader(name)) res->insert(name, value);
   }
   res->set("x-request-id", requestId());
   bool noBody = r.status == 204 || r.status == 304;

@@ -20,13 +20,17 @@
 #include <boost/beast/http.hpp>
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "front/http_server.h"
 #include "front/idle_connections.h"
 #include "front/request_reader.h"
 #include "front/responses.h"
+#include "ipc/body_pipe.h"
 
 namespace isolane {
 
@@ -79,6 +83,15 @@ class HttpSession final : public IdleConnection, public std::enable_shared_from_
       bool keep);
   void afterWrite(bool keep);
   void record(int status);
+  // A streamed body (http_session_stream.cc): the head at once, then each piece as the backend
+  // produces it (chunked on HTTP/1.1, the app's Content-Length when it gave one, else until the
+  // connection closes), acknowledged to the backend as the socket takes it.
+  void startStream(AppResponse r);
+  void pumpStream();
+  void writeStreamPieces(std::vector<std::string> pieces, std::size_t bytes, bool last);
+  void endStream();
+  // The stream ends before its end: the client went away, or its producer failed.
+  void cutStream(const char* reason, const std::string& detail);
   void markIdle();
   void unmarkIdle();
   void closeNow();
@@ -119,7 +132,25 @@ class HttpSession final : public IdleConnection, public std::enable_shared_from_
   Clock::time_point bodyDeadline_;
   Clock::time_point sendDeadline_;
   std::size_t answerBytes_ = 0;  // the answer being written
-  std::size_t heldBytes_ = 0;    // last reported to the gauge
+  // The streamed body being written (null otherwise).
+  std::shared_ptr<BodyPipe> streamPipe_;
+  bool streamChunked_ = false;
+  bool streamKeep_ = false;
+  bool streamWriting_ = false;
+  std::optional<std::uint64_t> streamLength_;  // the app's Content-Length, when it gave one
+  std::uint64_t streamSent_ = 0;
+  std::size_t heldBytes_ = 0;  // last reported to the gauge
 };
+
+template <typename F>
+void HttpSession::guarded(const char* where, F&& f) noexcept {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    onUnexpected(where, e.what());
+  } catch (...) {
+    onUnexpected(where, "unknown exception");
+  }
+}
 
 }  // namespace isolane

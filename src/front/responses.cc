@@ -2,6 +2,18 @@
 
 namespace isolane {
 
+bool isHopByHopHeader(std::string_view name) {
+  static const char* const kNames[] = {"connection",     "keep-alive",      "transfer-encoding",
+                                       "content-length", "upgrade",         "te",
+                                       "trailer",        "proxy-connection"};
+  for (const char* n : kNames) {
+    if (boost::beast::iequals(boost::beast::string_view(name.data(), name.size()), n)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 namespace http = boost::beast::http;
 
 std::shared_ptr<StringResponse> simpleResponse(unsigned status, std::string body,
@@ -18,16 +30,30 @@ std::shared_ptr<StringResponse> failureResponse(const AppResponse& failure,
                                                 const std::string& requestId, unsigned version) {
   std::string reason;
   switch (failure.failure) {
-    case FailureKind::kTimeout: reason = "the app did not answer in time"; break;
-    case FailureKind::kOverloaded: reason = "the server is at capacity; retry shortly"; break;
-    case FailureKind::kShuttingDown: reason = "the server is shutting down"; break;
-    case FailureKind::kUnknownApp: reason = "no such app"; break;
-    case FailureKind::kCpuLimit: reason = "the app exceeded its CPU time limit"; break;
-    case FailureKind::kHeapLimit: reason = "the app exceeded its memory limit"; break;
+    case FailureKind::kTimeout:
+      reason = "the app did not answer in time";
+      break;
+    case FailureKind::kOverloaded:
+      reason = "the server is at capacity; retry shortly";
+      break;
+    case FailureKind::kShuttingDown:
+      reason = "the server is shutting down";
+      break;
+    case FailureKind::kUnknownApp:
+      reason = "no such app";
+      break;
+    case FailureKind::kCpuLimit:
+      reason = "the app exceeded its CPU time limit";
+      break;
+    case FailureKind::kHeapLimit:
+      reason = "the app exceeded its memory limit";
+      break;
     case FailureKind::kWorkerCrashed:
       reason = "the worker running the request crashed; it is safe to retry";
       break;
-    default: reason = "internal server error"; break;
+    default:
+      reason = "internal server error";
+      break;
   }
   auto res = simpleResponse(static_cast<unsigned>(failure.status),
                             reason + " (request id " + requestId + ")\n", requestId, version);

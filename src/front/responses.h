@@ -5,12 +5,17 @@
 #include <boost/beast/http.hpp>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "ipc/http_exchange.h"
 
 namespace isolane {
 
 using StringResponse = boost::beast::http::response<boost::beast::http::string_body>;
+
+// Hop-by-hop and framing headers (Connection, Transfer-Encoding, Content-Length, ...) are the
+// server's to write, never an app's.
+bool isHopByHopHeader(std::string_view name);
 
 std::shared_ptr<StringResponse> simpleResponse(unsigned status, std::string body,
                                                const std::string& requestId, unsigned version);

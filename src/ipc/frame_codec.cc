@@ -62,9 +62,9 @@ Result<std::string> encodeLoadApp(const std::string& name, const std::string& mo
                                   const std::vector<std::string>& fetchAllow,
                                   const HeaderList& services, std::size_t max) {
   FlatBufferBuilder fbb(256);
-  auto m = wire::CreateLoadApp(fbb, fbb.CreateString(name), fbb.CreateString(module),
-                               headers(fbb, vars), fbb.CreateVectorOfStrings(fetchAllow),
-                               headers(fbb, services));
+  auto m =
+      wire::CreateLoadApp(fbb, fbb.CreateString(name), fbb.CreateString(module), headers(fbb, vars),
+                          fbb.CreateVectorOfStrings(fetchAllow), headers(fbb, services));
   return finish(fbb, wire::Message::LoadApp, m.Union(), max);
 }
 
@@ -91,8 +91,9 @@ Result<std::string> encodeRequest(std::uint64_t id, const AppRequest& r, std::ui
 
 Result<std::string> encodeResponseHead(std::uint64_t id, const AppResponse& r, std::size_t max) {
   FlatBufferBuilder fbb(512);
-  auto m = wire::CreateResponseHead(fbb, id, static_cast<std::uint16_t>(r.status),
-                                    fbb.CreateString(r.statusText), headers(fbb, r.headers));
+  auto m =
+      wire::CreateResponseHead(fbb, id, static_cast<std::uint16_t>(r.status),
+                               fbb.CreateString(r.statusText), headers(fbb, r.headers), r.streamed);
   return finish(fbb, wire::Message::ResponseHead, m.Union(), max);
 }
 
@@ -117,9 +118,17 @@ Result<std::string> encodeFailure(std::uint64_t id, FailureKind kind, const std:
                                   std::size_t max) {
   FlatBufferBuilder fbb(256);
   // A detail is log text; cap it so a huge exception message cannot make the frame itself fail.
-  std::string capped = detail.size() > std::size_t{64} * 1024 ? detail.substr(0, std::size_t{64} * 1024) + "..." : detail;
+  std::string capped = detail.size() > std::size_t{64} * 1024
+                           ? detail.substr(0, std::size_t{64} * 1024) + "..."
+                           : detail;
   auto m = wire::CreateFailure(fbb, id, static_cast<std::uint8_t>(kind), fbb.CreateString(capped));
   return finish(fbb, wire::Message::Failure, m.Union(), max);
+}
+
+Result<std::string> encodeCredit(std::uint64_t id, std::uint32_t bytes, std::size_t max) {
+  FlatBufferBuilder fbb(64);
+  auto m = wire::CreateCredit(fbb, id, bytes);
+  return finish(fbb, wire::Message::Credit, m.Union(), max);
 }
 
 Result<std::string> encodeCancel(std::uint64_t id, std::size_t max) {

@@ -15,13 +15,14 @@
 
 namespace isolane {
 
-inline constexpr std::uint32_t kProtocolVersion = 1;
+inline constexpr std::uint32_t kProtocolVersion = 2;
 inline constexpr std::size_t kDefaultMaxFrameBytes = 32u << 20;  // 32 MiB
 inline constexpr std::size_t kFrameHeaderBytes = 4;
-// Response bodies cross in chunks of at most this size.
+// Response bodies that are not streamed cross in chunks of at most this size.
 inline constexpr std::size_t kBodyChunkBytes = 256u << 10;
-// The largest response body an app may answer with (bodies are buffered in the master until
-// streaming responses arrive); a larger one is a 500, not a memory hazard for the server.
+// The largest body an app may answer with in one piece (a string or bytes, or any body of a
+// service-binding call, which is read whole); a larger one is a 500, not a memory hazard for the
+// server. Streamed bodies have no such bound: they cross by credit (ipc/body_pipe.h).
 inline constexpr std::size_t kMaxResponseBodyBytes = 64u << 20;
 
 // Builders. Each returns the whole frame (length prefix included) or an error naming its size
@@ -42,6 +43,7 @@ Result<std::string> encodeBodyChunk(std::uint64_t id, std::string_view data,
 Result<std::string> encodeEnd(std::uint64_t id, std::size_t maxFrameBytes);
 Result<std::string> encodeFailure(std::uint64_t id, FailureKind kind, const std::string& detail,
                                   std::size_t maxFrameBytes);
+Result<std::string> encodeCredit(std::uint64_t id, std::uint32_t bytes, std::size_t maxFrameBytes);
 Result<std::string> encodeCancel(std::uint64_t id, std::size_t maxFrameBytes);
 Result<std::string> encodeHeartbeat(std::uint64_t seq, std::size_t maxFrameBytes);
 Result<std::string> encodeHeartbeatAck(const wire::HeartbeatAckT& ack, std::size_t maxFrameBytes);
@@ -65,7 +67,7 @@ class FrameReader {
  private:
   const std::size_t maxFrameBytes_;
   std::string buffer_;
-  std::size_t consumed_ = 0;  // bytes of buffer_ already handed out
+  std::size_t consumed_ = 0;            // bytes of buffer_ already handed out
   std::vector<std::uint64_t> scratch_;  // the current frame's payload, aligned
 };
 

@@ -4,12 +4,15 @@
 // Nothing untrusted crosses as a live object: headers and bodies are bytes.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 namespace isolane {
+
+class BodyPipe;
 
 using HeaderList = std::vector<std::pair<std::string, std::string>>;
 
@@ -40,29 +43,45 @@ enum class FailureKind : std::uint8_t {
 // Stable, greppable codes for logs and the x-isolane-error header.
 constexpr std::string_view failureCode(FailureKind kind) {
   switch (kind) {
-    case FailureKind::kNone: return "NONE";
-    case FailureKind::kHandlerError: return "HANDLER_ERROR";
-    case FailureKind::kCpuLimit: return "CPU_LIMIT";
-    case FailureKind::kHeapLimit: return "HEAP_LIMIT";
-    case FailureKind::kTimeout: return "TIMEOUT";
-    case FailureKind::kOverloaded: return "OVERLOADED";
-    case FailureKind::kShuttingDown: return "SHUTTING_DOWN";
-    case FailureKind::kUnknownApp: return "UNKNOWN_APP";
-    case FailureKind::kInternal: return "INTERNAL";
-    case FailureKind::kWorkerCrashed: return "WORKER_CRASHED";
+    case FailureKind::kNone:
+      return "NONE";
+    case FailureKind::kHandlerError:
+      return "HANDLER_ERROR";
+    case FailureKind::kCpuLimit:
+      return "CPU_LIMIT";
+    case FailureKind::kHeapLimit:
+      return "HEAP_LIMIT";
+    case FailureKind::kTimeout:
+      return "TIMEOUT";
+    case FailureKind::kOverloaded:
+      return "OVERLOADED";
+    case FailureKind::kShuttingDown:
+      return "SHUTTING_DOWN";
+    case FailureKind::kUnknownApp:
+      return "UNKNOWN_APP";
+    case FailureKind::kInternal:
+      return "INTERNAL";
+    case FailureKind::kWorkerCrashed:
+      return "WORKER_CRASHED";
   }
   return "INTERNAL";
 }
 
 constexpr int failureStatus(FailureKind kind) {
   switch (kind) {
-    case FailureKind::kNone: return 200;
-    case FailureKind::kTimeout: return 504;
+    case FailureKind::kNone:
+      return 200;
+    case FailureKind::kTimeout:
+      return 504;
     case FailureKind::kOverloaded:
-    case FailureKind::kShuttingDown: return 503;
-    case FailureKind::kUnknownApp: return 404;
-    case FailureKind::kWorkerCrashed: return 502;
-    default: return 500;
+    case FailureKind::kShuttingDown:
+      return 503;
+    case FailureKind::kUnknownApp:
+      return 404;
+    case FailureKind::kWorkerCrashed:
+      return 502;
+    default:
+      return 500;
   }
 }
 
@@ -74,6 +93,11 @@ struct AppResponse {
   FailureKind failure = FailureKind::kNone;
   std::string failureDetail;  // for the log, never for the client
   std::string shedReason;     // kOverloaded only: why it was shed (x-isolane-shed)
+  // A streamed body: the head is complete and `body` is empty; the bytes follow through the
+  // pipe (set by the backend, for the front). `streamed` marks such a head where it is made (in
+  // the event loop), before a backend attaches the pipe.
+  bool streamed = false;
+  std::shared_ptr<BodyPipe> stream;
 
   // True for failures where nothing ran to completion and a retry elsewhere is safe.
   bool retryable() const {

@@ -1,11 +1,43 @@
 #include "pool/inprocess_backend.h"
 
+#include "ipc/body_pipe.h"
+
 namespace isolane {
+namespace {
+
+// A streamed body of this process: the executor pushes its pieces into a BodyPipe the front
+// reads; the front's acknowledgements go back to the executor as credit. The pipe is made only
+// when a response streams.
+class PipeSink final : public StreamSink {
+ public:
+  PipeSink(std::weak_ptr<Executor> executor, std::uint64_t key)
+      : executor_(std::move(executor)), key_(key) {}
+
+  // Executor thread, at the head of a streamed body.
+  std::shared_ptr<BodyPipe> pipe() {
+    if (!pipe_) {
+      pipe_ = std::make_shared<BodyPipe>([executor = executor_, key = key_](std::size_t n) {
+        if (auto e = executor.lock()) e->credit(key, n);
+      });
+    }
+    return pipe_;
+  }
+  void piece(std::string_view bytes) override { pipe()->push(std::string(bytes)); }
+  void end() override { pipe()->end(); }
+  void abort(FailureKind, const std::string& detail) override { pipe()->fail(detail); }
+
+ private:
+  const std::weak_ptr<Executor> executor_;
+  const std::uint64_t key_;
+  std::shared_ptr<BodyPipe> pipe_;
+};
+
+}  // namespace
 
 InProcessBackend::InProcessBackend(const InProcessOptions& options, LogSink& log) {
   std::size_t n = options.threads == 0 ? 1 : options.threads;
   for (std::size_t i = 0; i < n; ++i) {
-    executors_.push_back(std::make_unique<Executor>(options.executor, log));
+    executors_.push_back(std::make_shared<Executor>(options.executor, log));
   }
 }
 
@@ -28,7 +60,15 @@ std::uint64_t InProcessBackend::submit(AppRequest request, std::function<void(Ap
     if (executors_[i]->pending() < executors_[best]->pending()) best = i;
   }
   std::uint64_t key = nextKey_++ & ((1ull << 56) - 1);
-  RequestJob job{std::move(request), std::move(done), key};
+  std::shared_ptr<PipeSink> sink;
+  if (!executors_.empty()) sink = std::make_shared<PipeSink>(executors_[best], key);
+  RequestJob job{std::move(request),
+                 [done = std::move(done), sink](AppResponse r) {
+                   if (r.streamed) r.stream = sink->pipe();
+                   done(std::move(r));
+                 },
+                 key};
+  job.sink = sink;
   if (executors_.empty() || !executors_[best]->submit(job)) {
     job.done(AppResponse::shed("queue-full", "the executor queue is full"));
     return 0;

@@ -29,7 +29,9 @@ class InProcessBackend final : public Backend {
   bool ready() const override { return true; }
 
  private:
-  std::vector<std::unique_ptr<Executor>> executors_;
+  // Shared: a streamed body's credit reaches its executor through a weak reference, and the
+  // front may hold the body after the backend is gone.
+  std::vector<std::shared_ptr<Executor>> executors_;
   std::atomic<std::uint64_t> nextKey_{1};
 };
 

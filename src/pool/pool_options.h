@@ -24,9 +24,15 @@ struct PoolOptions {
   std::size_t maxInflight = 1024;        // global cap, 1-4096
   std::size_t workerMaxInflight = 512;   // per-worker cap
   std::size_t maxQueue = 0;              // requests waiting for room; 0: shed at once
+  // Streamed responses (SSE, streamed SSR) have their own cap, so that long-lived streams never
+  // take the room of short requests; a stream over it is refused with 503 before its head.
+  std::size_t streamMaxInflight = 10'000;
+  // A streamed body that sends nothing for this long while its client is ready for more is ended
+  // by its worker; the master's last resort counts from its last chunk (see hangGrace).
+  std::chrono::milliseconds streamIdleTimeout{60'000};
   std::chrono::milliseconds queueTimeout{1'000};  // a queued request waits at most this
 
-  std::chrono::milliseconds spawnTimeout{10'000};      // first heartbeat must arrive within
+  std::chrono::milliseconds spawnTimeout{10'000};  // first heartbeat must arrive within
   std::chrono::milliseconds heartbeatInterval{5'000};
   std::chrono::milliseconds heartbeatTimeout{2'000};
   // A request still unanswered this long after the worker's own request timeout means the worker

@@ -69,14 +69,24 @@ class SubprocessBackend final : public Backend {
   void onFrame(int slot, std::uint64_t generation, const wire::Frame& frame);
   void onDeath(int slot, std::uint64_t generation, const std::string& reason);
   void killLocked(Slot& slot, const std::string& reason);
-  Slot* pickLocked();
   // Dispatches to a worker or queues or sheds; mu_ must not be held.
   // Returns the pending id (the cancel handle), 0 when shed or queued.
-  std::uint64_t route(AppRequest request, std::function<void(AppResponse)> done, SteadyTime arrived);
+  std::uint64_t route(AppRequest request, std::function<void(AppResponse)> done,
+                      SteadyTime arrived);
   void drainQueue();
   void finish(std::uint64_t id, AppResponse response);
   bool tryAdmit();
   void release(std::size_t n = 1);
+  bool tryAdmitStream();
+  // Gives back the cap `p` holds, and its slot's count when the slot still runs it.
+  void releaseLocked(const Pending& p);
+  // Forgets a request whose answer has gone out (its stream ended or was cut); mu_ held.
+  void forgetLocked(std::uint64_t id);
+  Slot* pickLocked(bool stream);
+  void startStreamLocked(std::uint64_t id, Pending& p, Slot& slot,
+                         std::unique_lock<std::mutex>& lock);
+  SteadyTime streamHangDeadline() const;
+  bool isStreamingApp(const std::string& app) const;
 
   const PoolOptions options_;
   const Clock& clock_;
@@ -95,6 +105,7 @@ class SubprocessBackend final : public Backend {
 
   std::atomic<std::size_t> admitted_{0};  // the global in-flight count (lock-free try-admit)
   std::atomic<std::size_t> buffered_{0};  // response body bytes held for requests in flight
+  std::atomic<std::size_t> streams_{0};   // requests held by the stream cap
 
   // Metrics.
   Family<Counter>& rejected_;

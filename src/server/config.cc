@@ -130,7 +130,7 @@ Result<ServerConfig> parseConfig(const std::string& text, const std::string& bas
         readInt(*server, "executor_threads", config.executorThreads, 1, 64, where),
         readInt(*server, "max_body_bytes", config.maxBodyBytes, 0, 1LL << 32, where),
         readInt(*server, "max_header_bytes", config.maxHeaderBytes, 1024, 1 << 20, where),
-        readInt(*server, "max_connections", config.maxConnections, 1, 1 << 20, where),
+        readInt(*server, "max_connections", config.maxConnections, 0, 1 << 20, where),
         readInt(*server, "heap_limit_mb", config.heapLimitMb, 16, 16384, where),
         readInt(*server, "queue_capacity", config.queueCapacity, 1, 1 << 20, where),
         readMs(*server, "header_timeout_ms", config.headerTimeout, where),
@@ -140,6 +140,8 @@ Result<ServerConfig> parseConfig(const std::string& text, const std::string& bas
         readMs(*server, "send_timeout_ms", config.sendTimeout, where),
         readMs(*server, "request_cpu_ms", config.requestCpuLimit, where),
         readMs(*server, "request_timeout_ms", config.requestTimeout, where),
+        readMs(*server, "stream_idle_timeout_ms", config.streamIdleTimeout, where),
+        readMs(*server, "stream_max_ms", config.streamMaxDuration, where),
         readMs(*server, "shutdown_drain_ms", config.shutdownDrain, where),
     };
     for (Status& s : checks) {
@@ -161,6 +163,7 @@ Result<ServerConfig> parseConfig(const std::string& text, const std::string& bas
         readInt(*pool, "max_inflight", config.pool.maxInflight, 1, 4096, where),
         readInt(*pool, "worker_max_inflight", config.pool.workerMaxInflight, 1, 65536, where),
         readInt(*pool, "max_queue", config.pool.maxQueue, 0, 1 << 20, where),
+        readInt(*pool, "stream_max_inflight", config.pool.streamMaxInflight, 1, 1 << 20, where),
         readMs(*pool, "queue_timeout_ms", config.pool.queueTimeout, where),
     };
     for (Status& s : checks) {
@@ -193,11 +196,13 @@ Result<ServerConfig> parseConfig(const std::string& text, const std::string& bas
     }
     app.host = (*t)["host"].value_or(std::string());
     app.stripPrefix = (*t)["strip_prefix"].value_or(true);
+    app.streaming = (*t)["streaming"].value_or(false);
     if (const toml::table* vars = (*t)["vars"].as_table()) {
       for (const auto& [key, value] : *vars) {
         auto s = value.value<std::string>();
-        if (!s) return Error{where + " (" + app.name + "): vars." + std::string(key.str()) +
-                             " must be a string"};
+        if (!s)
+          return Error{where + " (" + app.name + "): vars." + std::string(key.str()) +
+                       " must be a string"};
         app.vars.emplace_back(std::string(key.str()), *s);
       }
     }
@@ -211,8 +216,9 @@ Result<ServerConfig> parseConfig(const std::string& text, const std::string& bas
     if (const toml::table* services = (*t)["services"].as_table()) {
       for (const auto& [key, value] : *services) {
         auto s = value.value<std::string>();
-        if (!s) return Error{where + " (" + app.name + "): services." + std::string(key.str()) +
-                             " must name an app"};
+        if (!s)
+          return Error{where + " (" + app.name + "): services." + std::string(key.str()) +
+                       " must name an app"};
         app.services.emplace_back(std::string(key.str()), *s);
       }
     }
@@ -244,6 +250,11 @@ Result<ServerConfig> loadConfigFile(const std::string& path) {
   return parseConfig(ss.str(), base, path);
 }
 
+std::size_t effectiveMaxConnections(const ServerConfig& config) {
+  if (config.maxConnections != 0) return config.maxConnections;
+  return config.pool.streamMaxInflight + config.pool.maxInflight + 1024;
+}
+
 Status applyEnvironment(ServerConfig& config) {
   if (const char* listen = std::getenv("ISOLANE_LISTEN"); listen && *listen) {
     if (Status s = parseListen(listen, config); !s) return Error{"ISOLANE_LISTEN: " + s.error()};
@@ -254,9 +265,13 @@ Status applyEnvironment(ServerConfig& config) {
   std::int64_t heap = static_cast<std::int64_t>(config.heapLimitMb);
   std::int64_t executors = static_cast<std::int64_t>(config.executorThreads);
   std::int64_t connections = static_cast<std::int64_t>(config.maxConnections);
+  std::int64_t streamIdle = config.streamIdleTimeout.count();
+  std::int64_t streamMax = config.streamMaxDuration.count();
   Status checks[] = {
       readEnvInt("ISOLANE_MAX_BODY_BYTES", 0, 1LL << 32, body),
-      readEnvInt("ISOLANE_MAX_CONNECTIONS", 1, 1 << 20, connections),
+      readEnvInt("ISOLANE_MAX_CONNECTIONS", 0, 1 << 20, connections),
+      readEnvInt("ISOLANE_STREAM_IDLE_TIMEOUT_MS", 1, 86'400'000, streamIdle),
+      readEnvInt("ISOLANE_STREAM_MAX_MS", 1, 7 * 86'400'000LL, streamMax),
       readEnvInt("ISOLANE_REQUEST_CPU_MS", 1, 86'400'000, cpu),
       readEnvInt("ISOLANE_REQUEST_TIMEOUT_MS", 1, 86'400'000, timeout),
       readEnvInt("ISOLANE_HEAP_LIMIT_MB", 16, 16384, heap),
@@ -281,6 +296,7 @@ Status applyEnvironment(ServerConfig& config) {
       clampEnv("ISOLANE_POOL_MAX_INFLIGHT", 1, 4096, config.pool.maxInflight),
       clampEnv("ISOLANE_WORKER_MAX_INFLIGHT", 1, 65536, config.pool.workerMaxInflight),
       clampEnv("ISOLANE_POOL_MAX_QUEUE", 0, 1 << 20, config.pool.maxQueue),
+      clampEnv("ISOLANE_STREAM_MAX_INFLIGHT", 1, 1 << 20, config.pool.streamMaxInflight),
       clampEnv("ISOLANE_POOL_QUEUE_TIMEOUT_MS", 1, 86'400'000, queueTimeout),
   };
   for (Status& s : poolChecks) {
@@ -295,13 +311,17 @@ Status applyEnvironment(ServerConfig& config) {
     config.backend = backend;
   }
   if (const char* admin = std::getenv("ISOLANE_ADMIN_LISTEN"); admin) {
-    if (Status s = parseAdminListen(admin, config); !s) return Error{"ISOLANE_ADMIN_LISTEN: " + s.error()};
+    if (Status s = parseAdminListen(admin, config); !s)
+      return Error{"ISOLANE_ADMIN_LISTEN: " + s.error()};
   }
-  if (const char* bin = std::getenv("ISOLANE_WORKER_BINARY"); bin && *bin) config.workerBinary = bin;
+  if (const char* bin = std::getenv("ISOLANE_WORKER_BINARY"); bin && *bin)
+    config.workerBinary = bin;
   config.maxBodyBytes = static_cast<std::size_t>(body);
   config.maxConnections = static_cast<std::size_t>(connections);
   config.requestCpuLimit = std::chrono::milliseconds(cpu);
   config.requestTimeout = std::chrono::milliseconds(timeout);
+  config.streamIdleTimeout = std::chrono::milliseconds(streamIdle);
+  config.streamMaxDuration = std::chrono::milliseconds(streamMax);
   config.heapLimitMb = static_cast<std::size_t>(heap);
   config.executorThreads = static_cast<std::size_t>(executors);
   return Status::success();

@@ -20,7 +20,8 @@ struct AppConfig {
   std::string host;         // optional host to match
   bool stripPrefix = true;
   std::vector<std::pair<std::string, std::string>> vars;
-  std::vector<std::string> fetchAllow;                        // beyond public addresses
+  std::vector<std::string> fetchAllow;  // beyond public addresses
+  bool streaming = false;  // admitted against the stream cap (SSE endpoints and the like)
   std::vector<std::pair<std::string, std::string>> services;  // env name -> app name
 };
 
@@ -31,14 +32,20 @@ struct ServerConfig {
   std::size_t executorThreads = 1;
   std::size_t maxBodyBytes = std::size_t{1024} * 1024;
   std::size_t maxHeaderBytes = std::size_t{16} * 1024;
-  std::size_t maxConnections = 10'000;
+  // 0: room for every stream the stream cap admits, every short request the global cap admits,
+  // and 1,024 idle keep-alive connections besides (12,048 by default).
+  std::size_t maxConnections = 0;
   std::chrono::milliseconds headerTimeout{10'000};
   std::chrono::milliseconds bodyTimeout{30'000};
   std::chrono::milliseconds bodyReadTimeout{10'000};
   std::chrono::milliseconds idleTimeout{30'000};
   std::chrono::milliseconds sendTimeout{30'000};
   std::chrono::milliseconds requestCpuLimit{30'000};
-  std::chrono::milliseconds requestTimeout{60'000};
+  std::chrono::milliseconds requestTimeout{60'000};  // to the response's head
+  // A streamed body: the longest it may go without a chunk while its client is ready for more,
+  // and the longest it may last.
+  std::chrono::milliseconds streamIdleTimeout{60'000};
+  std::chrono::milliseconds streamMaxDuration{3'600'000};
   std::chrono::milliseconds shutdownDrain{10'000};
   std::size_t heapLimitMb = 128;
   std::size_t queueCapacity = 4096;  // per executor: requests accepted, not yet started
@@ -63,6 +70,9 @@ Result<ServerConfig> loadConfigFile(const std::string& path);
 
 // Applies ISOLANE_* environment variables over `config`.
 Status applyEnvironment(ServerConfig& config);
+
+// max_connections, with 0 (the default) worked out from the caps.
+std::size_t effectiveMaxConnections(const ServerConfig& config);
 
 // "HOST:PORT", "[v6]:PORT" or ":PORT".
 Status parseListen(const std::string& text, ServerConfig& config);

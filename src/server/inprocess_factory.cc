@@ -12,6 +12,8 @@ std::unique_ptr<Backend> makeInProcessBackend(const ServerConfig& config, LogSin
   options.executor.loop.limits.heapMb = config.heapLimitMb;
   options.executor.loop.cpuLimit = config.requestCpuLimit;
   options.executor.loop.wallTimeout = config.requestTimeout;
+  options.executor.loop.streamIdleTimeout = config.streamIdleTimeout;
+  options.executor.loop.streamMaxDuration = config.streamMaxDuration;
   return std::make_unique<InProcessBackend>(options, log);
 }
 

@@ -1,10 +1,9 @@
 #include "server/server.h"
 
-#include "obs/log.h"
-
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "obs/log.h"
 #include "pool/subprocess_backend.h"
 #include "server/engine_command.h"
 
@@ -15,13 +14,23 @@ std::unique_ptr<Backend> makeSubprocessBackend(const ServerConfig& config,
   PoolOptions pool = config.pool;
   pool.requestTimeout = config.requestTimeout;
   pool.requestCpuLimit = config.requestCpuLimit;
+  pool.streamIdleTimeout = config.streamIdleTimeout;
   std::vector<std::string> args = {
       "worker",
-      "--cpu-ms", std::to_string(config.requestCpuLimit.count()),
-      "--timeout-ms", std::to_string(config.requestTimeout.count()),
-      "--heap-mb", std::to_string(config.heapLimitMb),
-      "--queue-capacity", std::to_string(config.queueCapacity),
-      "--max-frame-bytes", std::to_string(pool.maxFrameBytes),
+      "--cpu-ms",
+      std::to_string(config.requestCpuLimit.count()),
+      "--timeout-ms",
+      std::to_string(config.requestTimeout.count()),
+      "--stream-idle-ms",
+      std::to_string(config.streamIdleTimeout.count()),
+      "--stream-max-ms",
+      std::to_string(config.streamMaxDuration.count()),
+      "--heap-mb",
+      std::to_string(config.heapLimitMb),
+      "--queue-capacity",
+      std::to_string(config.queueCapacity),
+      "--max-frame-bytes",
+      std::to_string(pool.maxFrameBytes),
   };
   // Workers are the engine in node; a configured worker binary (tests: a fake worker, or the
   // `isolane` executable, whose `worker` command starts the engine) is run as BINARY worker ....
@@ -53,7 +62,8 @@ std::size_t connectionLimit(std::size_t wanted) {
     }
   }
   if (limit.rlim_cur == RLIM_INFINITY || limit.rlim_cur > wanted + kReserve) return wanted;
-  std::size_t capped = limit.rlim_cur > 2 * kReserve ? limit.rlim_cur - kReserve : limit.rlim_cur / 2;
+  std::size_t capped =
+      limit.rlim_cur > 2 * kReserve ? limit.rlim_cur - kReserve : limit.rlim_cur / 2;
   logEvent(Level::kWarn, "max_connections lowered to fit the descriptor limit",
            {{"max_connections", static_cast<std::int64_t>(wanted)},
             {"descriptor_limit", static_cast<std::int64_t>(limit.rlim_cur)},
@@ -69,8 +79,9 @@ Status Server::start() {
   if (config_.backend == "inprocess") {
     backend_ = makeInProcessBackend(config_, console_);
     if (!backend_) {
-      return Error{"the in-process backend runs only inside the engine (the `isolane` command "
-                   "starts it there for `serve` with backend = \"inprocess\")"};
+      return Error{
+          "the in-process backend runs only inside the engine (the `isolane` command "
+          "starts it there for `serve` with backend = \"inprocess\")"};
     }
   } else {
     backend_ = makeSubprocessBackend(config_, metrics_);
@@ -81,6 +92,7 @@ Status Server::start() {
     AppSpec spec{app.name, app.module, app.vars};
     spec.fetchAllow = app.fetchAllow;
     spec.services = app.services;
+    spec.streaming = app.streaming;
     specs.push_back(std::move(spec));
     mounts.push_back(Mount{app.name, app.route, app.host, app.stripPrefix});
   }
@@ -93,7 +105,7 @@ Status Server::start() {
   http.reactorThreads = config_.reactorThreads;
   http.maxBodyBytes = config_.maxBodyBytes;
   http.maxHeaderBytes = config_.maxHeaderBytes;
-  http.maxConnections = connectionLimit(config_.maxConnections);
+  http.maxConnections = connectionLimit(effectiveMaxConnections(config_));
   http.headerTimeout = config_.headerTimeout;
   http.bodyTimeout = config_.bodyTimeout;
   http.bodyReadTimeout = config_.bodyReadTimeout;
@@ -118,9 +130,9 @@ Status Server::start() {
   logEvent(Level::kInfo, "listening",
            {{"url", "http://" + config_.listenHost + ":" + std::to_string(port())},
             {"backend", config_.backend},
-            {"admin", adminHttp_ ? "http://" + config_.adminHost + ":" +
-                                       std::to_string(adminHttp_->port())
-                                 : "off"}});
+            {"admin", adminHttp_
+                          ? "http://" + config_.adminHost + ":" + std::to_string(adminHttp_->port())
+                          : "off"}});
   return Status::success();
 }
 

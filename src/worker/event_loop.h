@@ -36,7 +36,11 @@ namespace isolane {
 struct EventLoopOptions {
   IsolateLimits limits;
   std::chrono::milliseconds cpuLimit{30'000};     // CPU time a request's JavaScript may use
-  std::chrono::milliseconds wallTimeout{60'000};  // from start to answer
+  std::chrono::milliseconds wallTimeout{60'000};  // from start to the response's head
+  // A streamed body: the longest the app may go without producing a chunk while the client is
+  // ready for more (waiting for a slow client does not count), and the longest it may stream.
+  std::chrono::milliseconds streamIdleTimeout{60'000};
+  std::chrono::milliseconds streamMaxDuration{3'600'000};
   std::size_t maxTimersPerApp = 10'000;
   std::size_t maxHostOpsPerRequest = 1'000;  // fetches and service calls in flight
   FetchClientOptions fetch;
@@ -58,11 +62,15 @@ class EventLoop final : public TimerHost, public HostOps {
   // The client of the request submitted with `cancelKey` went away: abort its signal and its
   // pending host operations. It runs on until it settles; its answer is then dropped upstream.
   void cancelRequest(std::uint64_t cancelKey);
+  // `bytes` of the streamed body of the request submitted with `cancelKey` reached its client.
+  void grantCredit(std::uint64_t cancelKey, std::size_t bytes);
   // Delivers completed host operations (fetch events, service responses) and starts service
   // calls made during the last turns.
   void runHostEvents();
   // True when runHostEvents has something to do without waiting.
-  bool hostEventsPending() const { return !deferredJobs_.empty() || !serviceResults_.empty(); }
+  bool hostEventsPending() const {
+    return !deferredJobs_.empty() || !serviceResults_.empty() || !streamCancels_.empty();
+  }
   void runDueTimers();
   void expireDeadlines();
   // When the loop next has something to do by itself (a timer, a deadline).
@@ -99,8 +107,7 @@ class EventLoop final : public TimerHost, public HostOps {
     WebContext web;
     v8::Global<v8::Object> handler;  // the module's default export
     v8::Global<v8::Object> env;
-    v8::Global<v8::Function> respond;  // natives handed to every dispatch (respondCallback, ...)
-    v8::Global<v8::Function> fail;
+    v8::Global<v8::Object> natives;  // handed to every dispatch: respond, fail, stream*
     std::size_t timerCount = 0;
   };
   struct Request {
@@ -114,6 +121,19 @@ class EventLoop final : public TimerHost, public HostOps {
     v8::Global<v8::Function> abort;     // returned by the runtime's dispatch
     std::size_t hostOps = 0;
     bool clientGone = false;  // cancelRequest ran: its failure is expected, not an error
+    // A streamed body: from its head (sent through job.done) to its end.
+    bool streaming = false;
+    std::int64_t credit = 0;      // bytes it may still send (see StreamSink)
+    bool awaitingCredit = false;  // the runtime waits for control(CREDIT)
+    SteadyTime streamStarted{};
+    SteadyTime lastChunk{};
+    v8::Global<v8::Function> control;  // the runtime's: control(CREDIT) or control(CANCEL, ...)
+  };
+  // A streamed body whose app stream must be cancelled (the request is already gone).
+  struct StreamCancel {
+    App* app;
+    v8::Global<v8::Function> control;
+    std::string message, name;  // the DOMException the app's cancel(reason) receives
   };
   struct HostOp {
     App* app;
@@ -182,11 +202,29 @@ class EventLoop final : public TimerHost, public HostOps {
   void endSegment();
   Reaction reaction_;
 
+  // Ends the request now, or once the ctx.waitUntil promise settles.
+  void finalizeAfter(JsScope& js, std::uint64_t id, v8::Local<v8::Value> waitUntil);
+  // Builds the natives object of an app (event_loop_respond.cc).
+  bool makeNatives(JsScope& js, v8::Local<v8::Object>* out);
   static void respondCallback(const v8::FunctionCallbackInfo<v8::Value>& info);
   static void failCallback(const v8::FunctionCallbackInfo<v8::Value>& info);
-  // The request a respond/fail call names, when it is in flight, unanswered, and belongs to the
-  // app whose context calls; else 0.
-  std::uint64_t callingRequest(const v8::FunctionCallbackInfo<v8::Value>& info);
+  static void streamHeadCallback(const v8::FunctionCallbackInfo<v8::Value>& info);
+  static void streamChunkCallback(const v8::FunctionCallbackInfo<v8::Value>& info);
+  static void streamEndCallback(const v8::FunctionCallbackInfo<v8::Value>& info);
+  // The request a native call names, when it is in flight and belongs to the app whose context
+  // calls, and is unanswered (kUnanswered) or streaming its body (kStreaming); else 0.
+  enum class Expect { kUnanswered, kStreaming };
+  std::uint64_t callingRequest(const v8::FunctionCallbackInfo<v8::Value>& info, Expect expect);
+  // After the head of a streamed body or a chunk: the request's deadline becomes its stream
+  // limits (idle, unless it waits for credit; and its total duration).
+  void rearmStreamDeadline(Request& req);
+  void setDeadline(Request& req, SteadyTime deadline);
+  // Ends a streamed body early: the sink cuts the response, and the app's stream is cancelled
+  // with a DOMException `name` (after the current turn).
+  void abortStream(Request& req, FailureKind kind, const std::string& detail,
+                   const std::string& name);
+  void runStreamCancels();
+  std::deque<StreamCancel> streamCancels_;
 
   const EventLoopOptions options_;
   const Clock& clock_;

@@ -1,8 +1,7 @@
 #include "worker/executor.h"
 
-#include <spdlog/spdlog.h>
-
 #include <pthread.h>
+#include <spdlog/spdlog.h>
 
 namespace isolane {
 
@@ -38,13 +37,19 @@ bool Executor::submit(RequestJob& job) {
   return true;
 }
 
-void Executor::cancel(std::uint64_t key) {
+void Executor::cancel(std::uint64_t key) { pushControl(Control{key, 0}); }
+
+void Executor::credit(std::uint64_t key, std::size_t bytes) {
+  if (bytes > 0) pushControl(Control{key, bytes});
+}
+
+void Executor::pushControl(Control control) {
   {
-    auto q = cancels_.lock();
-    // Bounded like the request queue: past it a cancel is dropped (best effort; the request's own
-    // deadlines still end it).
-    if (q->size() >= options_.queueCapacity) return;
-    q->push_back(key);
+    auto q = controls_.lock();
+    // Bounded: one cancel and at most a window's worth of credits per request in flight. Past
+    // it a control is dropped (best effort: the request's own deadlines still end it).
+    if (q->size() >= 4 * options_.queueCapacity + 1024) return;
+    q->push_back(control);
   }
   doorbell_.ring();
 }
@@ -94,9 +99,15 @@ void Executor::run() {
         loop.startRequest(std::move(job));
       }
     }
-    std::deque<std::uint64_t> cancels;
-    cancels_.lock()->swap(cancels);
-    for (std::uint64_t key : cancels) loop.cancelRequest(key);
+    std::deque<Control> controls;
+    controls_.lock()->swap(controls);
+    for (const Control& c : controls) {
+      if (c.credit == 0) {
+        loop.cancelRequest(c.key);
+      } else {
+        loop.grantCredit(c.key, c.credit);
+      }
+    }
     loop.runHostEvents();
     loop.runDueTimers();
     loop.expireDeadlines();
@@ -120,10 +131,10 @@ void Executor::run() {
     if (auto wake = loop.nextWake()) {
       // The loop's clock is steady_clock-based in production; a test clock only changes what
       // counts as due, not how long we park (the doorbell wakes us on every submission).
-      auto timer = std::chrono::steady_clock::now() +
-                   std::max(std::chrono::nanoseconds(0),
-                            std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                *wake - clock_.now()));
+      auto timer =
+          std::chrono::steady_clock::now() +
+          std::max(std::chrono::nanoseconds(0),
+                   std::chrono::duration_cast<std::chrono::nanoseconds>(*wake - clock_.now()));
       if (!until || timer < *until) until = timer;
     }
     if (until) {

@@ -9,12 +9,12 @@
 #include <memory>
 #include <thread>
 
+#include "ipc/app_spec.h"
 #include "util/bounded_queue.h"
 #include "util/clock.h"
 #include "util/doorbell.h"
 #include "util/guarded.h"
 #include "util/result.h"
-#include "ipc/app_spec.h"
 #include "worker/event_loop.h"
 #include "worker/request_job.h"
 
@@ -48,6 +48,10 @@ class Executor {
   // away (see EventLoop::cancelRequest). Unknown or finished keys are ignored.
   void cancel(std::uint64_t key);
 
+  // Safe from any thread. `bytes` of the streamed body of that request reached its client: the
+  // request may stream that many more (see StreamSink).
+  void credit(std::uint64_t key, std::size_t bytes);
+
   // Safe from any thread: requests submitted and not yet answered.
   std::size_t pending() const { return pending_.load(std::memory_order_relaxed); }
 
@@ -69,14 +73,21 @@ class Executor {
     std::promise<Status> outcome;
   };
 
+  // A cancel or a credit for one request, from the submitter's thread.
+  struct Control {
+    std::uint64_t key;
+    std::size_t credit;  // 0: cancel
+  };
+
   void run();
+  void pushControl(Control control);
 
   const ExecutorOptions options_;
   LogSink& log_;
   const Clock& clock_;
   BoundedQueue<RequestJob> requests_;
   Guarded<std::deque<LoadCommand>> commands_;
-  Guarded<std::deque<std::uint64_t>> cancels_;
+  Guarded<std::deque<Control>> controls_;
   Doorbell doorbell_;
   std::atomic<bool> stopping_{false};
   std::atomic<std::size_t> pending_{0};

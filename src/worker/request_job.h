@@ -4,8 +4,10 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 
 #include "ipc/http_exchange.h"
+#include "worker/stream_sink.h"
 
 namespace isolane {
 
@@ -20,6 +22,9 @@ struct RequestJob {
   std::chrono::steady_clock::time_point received{};
   // Service-binding calls between this request and the client's (0 for a client's request).
   int depth = 0;
+  // Where a streamed body goes. Null: the caller wants every body whole in the AppResponse
+  // (service-binding calls, `isolane run`), and a stream body is read to its end first.
+  std::shared_ptr<StreamSink> sink;
 };
 
 }  // namespace isolane

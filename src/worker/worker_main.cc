@@ -10,8 +10,8 @@
 #include <mutex>
 
 #include "ipc/frame_codec.h"
-#include "obs/log.h"
 #include "obs/console_log.h"
+#include "obs/log.h"
 
 namespace isolane {
 namespace {
@@ -63,7 +63,26 @@ std::uint64_t cpuTimeMicros() {
   return us(usage.ru_utime) + us(usage.ru_stime);
 }
 
-// Head, chunks and end go out in one write: one syscall for a small response, not three.
+// A streamed body, as frames: each piece a BodyChunk, then End, or a Failure that makes the master
+// cut the response.
+class FrameStreamSink final : public StreamSink {
+ public:
+  FrameStreamSink(FrameWriter& out, std::uint64_t id, std::size_t max)
+      : out_(out), id_(id), max_(max) {}
+  void piece(std::string_view bytes) override { out_.send(encodeBodyChunk(id_, bytes, max_)); }
+  void end() override { out_.send(encodeEnd(id_, max_)); }
+  void abort(FailureKind kind, const std::string& detail) override {
+    out_.send(encodeFailure(id_, kind, detail, max_));
+  }
+
+ private:
+  FrameWriter& out_;
+  const std::uint64_t id_;
+  const std::size_t max_;
+};
+
+// Head, chunks and end go out in one write: one syscall for a small response, not three. The
+// head of a streamed body goes alone; its pieces follow through FrameStreamSink.
 void sendResponse(FrameWriter& out, std::uint64_t id, const AppResponse& r, std::size_t max) {
   if (r.failure == FailureKind::kNone && r.body.size() > kMaxResponseBodyBytes) {
     out.send(encodeFailure(id, FailureKind::kInternal,
@@ -80,6 +99,10 @@ void sendResponse(FrameWriter& out, std::uint64_t id, const AppResponse& r, std:
   Result<std::string> head = encodeResponseHead(id, r, max);
   if (!head) {
     out.send(encodeFailure(id, FailureKind::kInternal, "response head: " + head.error(), max));
+    return;
+  }
+  if (r.streamed) {
+    out.sendBytes(head.value());
     return;
   }
   std::string batch = std::move(head.value());
@@ -145,11 +168,13 @@ int runWorkerProcess(const WorkerProcessOptions& options) {
           const wire::Request* m = frame->message_as_Request();
           std::uint64_t id = m->id();
           auto str = [](const flatbuffers::String* s) { return s ? s->str() : std::string(); };
-          AppRequest request{str(m->app()), str(m->request_id()), str(m->method()), str(m->url()),
-                             headersFrom(m->headers()), ""};
+          AppRequest request{str(m->app()), str(m->request_id()),      str(m->method()),
+                             str(m->url()), headersFrom(m->headers()), ""};
           if (m->body()) request.body.assign(m->body()->begin(), m->body()->end());
           RequestJob job{std::move(request),
-                         [&out, id, max](const AppResponse& r) { sendResponse(out, id, r, max); }, id};
+                         [&out, id, max](const AppResponse& r) { sendResponse(out, id, r, max); },
+                         id};
+          job.sink = std::make_shared<FrameStreamSink>(out, id, max);
           if (!executor.submit(job)) {
             out.send(encodeFailure(id, FailureKind::kOverloaded, "worker queue is full", max));
           }
@@ -166,6 +191,11 @@ int runWorkerProcess(const WorkerProcessOptions& options) {
           ack.executions = stats.executions;
           ack.cpu_time_us = cpuTimeMicros();
           out.send(encodeHeartbeatAck(ack, max));
+          break;
+        }
+        case wire::Message::Credit: {
+          const wire::Credit* m = frame->message_as_Credit();
+          executor.credit(m->id(), m->bytes());
           break;
         }
         case wire::Message::Cancel:

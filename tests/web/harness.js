@@ -14,12 +14,17 @@
 // Runners also provide: globalThis.__capturedLogs (every host.log call as [level, text]) and
 // globalThis.__dispatchRaw (the runtime's host.dispatch). This harness wraps the latter as
 //
-//   __dispatch(handler, { method, url, headers: [[name, value]...], body, requestId }, env)
+//   __dispatch(handler, { method, url, headers: [[name, value]...], body, streaming, credit }, env)
 //     -> Promise<[status, statusText, headers: [[name, value]...], body, waitUntil]>
 //
 // which rejects with what the runtime passed to fail(), and sets init.abort to the function
-// dispatch returned (what C++ calls when the client goes away). respond() and fail() check that
-// they are called once, with the request's id, as the C++ side does.
+// dispatch returned (what C++ calls when the client goes away). respond(), fail() and
+// streamHead() check that one of them is called once, with the request's id, as the C++ side
+// does. With `streaming: true` a stream body is sent as produced: the promise resolves at the
+// head with [status, statusText, headers, null, null, stream], `stream` a recorder of what the host would receive:
+//   { chunks: [Uint8Array...], bytes, ended, waitUntil, error, credit, control, grant(n),
+//     cancel(message, name), changed() -> Promise (resolves at the next event) }
+// It starts with `credit` bytes of credit (default 256 KiB) and grants more only when told.
 (function () {
   'use strict';
 
@@ -27,21 +32,63 @@
   globalThis.__dispatch = (handler, init, env) => new Promise((resolve, reject) => {
     const id = nextDispatchId++;
     let settled = false;
+    let stream = null;
     const once = (fn) => (gotId, ...rest) => {
-      if (settled) throw new Error('respond/fail called twice for one request');
-      if (gotId !== id) throw new Error(`respond/fail called with id ${gotId}, expected ${id}`);
+      if (gotId !== id) throw new Error(`host native called with id ${gotId}, expected ${id}`);
+      if (settled) {
+        if (stream !== null && fn === reject && !stream.ended && stream.error === null) {
+          stream.error = rest[0];
+          stream.notify();
+          return;
+        }
+        throw new Error('respond/fail/streamHead called twice for one request');
+      }
       settled = true;
-      fn(...rest);
+      return fn(...rest);
     };
-    const respond = once((status, statusText, flat, body, waitUntil) => {
+    const pairs = (flat) => {
       const headers = [];
       for (let i = 0; i < flat.length; i += 2) headers.push([flat[i], flat[i + 1]]);
-      resolve([status, statusText, headers, body, waitUntil]);
+      return headers;
+    };
+    const respond = once((status, statusText, flat, body, waitUntil) => {
+      resolve([status, statusText, pairs(flat), body, waitUntil]);
     });
+    const streamHead = once((status, statusText, flat, control) => {
+      let wake = [];
+      stream = {
+        chunks: [], bytes: 0, ended: false, waitUntil: null, error: null,
+        credit: init.credit ?? 256 * 1024, control,
+        notify() { const w = wake; wake = []; for (const f of w) f(); },
+        changed() { return new Promise((r) => wake.push(r)); },
+        grant(n) { const was = this.credit; this.credit += n; if (was <= 0 && this.credit > 0) control(0); },
+        cancel(message, name) { this.ended = true; control(1, message, name); },
+      };
+      resolve([status, statusText, pairs(flat), null, null, stream]);
+      return stream.credit;
+    });
+    const streamChunk = (gotId, bytes) => {
+      if (gotId !== id || stream === null) throw new Error('streamChunk without a stream head');
+      if (stream.ended) return false;
+      if (!(bytes instanceof Uint8Array) || bytes.byteLength > 64 * 1024) throw new Error('bad piece');
+      if (stream.credit <= 0) throw new Error('streamChunk without credit');
+      stream.chunks.push(bytes.slice());
+      stream.bytes += bytes.byteLength;
+      stream.credit -= bytes.byteLength;
+      stream.notify();
+      return stream.credit;
+    };
+    const streamEnd = (gotId, waitUntil) => {
+      if (gotId !== id || stream === null || stream.ended) throw new Error('streamEnd out of turn');
+      stream.ended = true;
+      stream.waitUntil = waitUntil;
+      stream.notify();
+    };
     const flat = [];
     for (const [name, value] of init.headers ?? []) flat.push(name, value);
+    const natives = { __proto__: null, respond, fail: once(reject), streamHead, streamChunk, streamEnd };
     init.abort = globalThis.__dispatchRaw(id, handler, init.method, init.url, flat, init.body ?? null,
-      init.requestId ?? '', env, respond, once(reject));
+      env, natives, init.streaming === true);
   });
 
   const tests = [];

@@ -172,16 +172,17 @@ function consumeBytes(b, context) {
   return readAllBytes(b.stream);
 }
 
-// The body as one Uint8Array, for the server: no stream is made for string/bytes bodies.
-// Returns the bytes, or a SafePromise of them when the body is a stream.
-export function bodyBytesForServer(b) {
+// The body for the server: no stream is made for string/bytes bodies. Returns the bytes (a
+// Uint8Array); or, for a stream body, the stream itself when `streaming` (the caller sends it as
+// it is produced) and else a SafePromise of all its bytes.
+export function bodyForServer(b, streaming) {
   if (b === null) return new Uint8ArrayCtor(0);
   if (isUnusable(b)) throw new TypeErrorCtor('The Response body has already been used or its stream is locked.');
   if (b.stream === null) {
     const s = takeSource(b);
     return typeof s === 'string' ? host.utf8Encode(s) : s;
   }
-  return readStreamBytes(b.stream);
+  return streaming ? b.stream : readStreamBytes(b.stream);
 }
 
 // Reads a stream to its end into one Uint8Array, without `await` and without looking methods up

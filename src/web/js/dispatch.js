@@ -8,6 +8,7 @@ import { abortIncomingRequest, createIncomingRequest } from './request.js';
 import { DOMException } from './domexception.js';
 import { isResponse, responseForServer } from './response.js';
 import { reportException } from './console.js';
+import { sendStream } from './response_stream.js';
 import {
   ArrayIsArray, ObjectGetOwnPropertyDescriptor, ObjectGetPrototypeOf, ObjectPrototype, PromisePrototypeThen, PromiseResolve,
   ReflectApply, SafePromise, TypeErrorCtor,
@@ -88,21 +89,26 @@ function describe(value) {
   }
 }
 
-// Sends the Response to C++: its head now, its body now or once its stream has been read.
-function finish(id, response, ctx, respond, fail) {
+// Sends the Response to C++: its head now, and its body now, as its stream produces it
+// (`streaming`), or once its stream has been read to the end.
+function finish(id, response, ctx, host, streaming, abort) {
   if (!isResponse(response)) {
-    fail(id, new TypeErrorCtor(`fetch handler returned ${describe(response)}; expected a Response`));
+    host.fail(id, new TypeErrorCtor(`fetch handler returned ${describe(response)}; expected a Response`));
     return;
   }
-  const head = responseForServer(response);
+  const head = responseForServer(response, streaming);
+  if (head.stream !== null) {
+    sendStream(id, head, host, () => waitUntilSettled(ctx), abort);
+    return;
+  }
   if (head.pending === null) {
-    respond(id, head.status, head.statusText, head.headers, head.bytes, waitUntilSettled(ctx));
+    host.respond(id, head.status, head.statusText, head.headers, head.bytes, waitUntilSettled(ctx));
     return;
   }
   PromisePrototypeThen(head.pending, (bytes) => {
-    respond(id, head.status, head.statusText, head.headers, bytes, waitUntilSettled(ctx));
+    host.respond(id, head.status, head.statusText, head.headers, bytes, waitUntilSettled(ctx));
   }, (error) => {
-    fail(id, error);
+    host.fail(id, error);
   });
 }
 
@@ -111,24 +117,44 @@ function clientDisconnected() {
 }
 
 // Runs the app's handler for one request. `headers` is a flat [name, value, ...] array of the
-// request's header lines, `body` a Uint8Array or null. Returns the function C++ calls (at most
-// once, possibly after the response was sent) when the client went away: it aborts
-// request.signal. The outcome is `respond(id, status, statusText, headers, body, waitUntil)`
-// (`waitUntil`: null, or a promise that settles once every ctx.waitUntil promise has) or
-// `fail(id, error)`, each called exactly once, possibly before dispatch returns.
-export function dispatch(id, handler, method, url, headers, body, requestId, env, respond, fail) {
+// request's header lines, `body` a Uint8Array or null. `host` holds the natives the outcome goes
+// to (an object C++ made with no prototype). Returns the function C++ calls (at most once,
+// possibly after the response was sent) when the client went away: it aborts request.signal.
+// The outcome is exactly one of `host.respond(id, status, statusText, headers, body, waitUntil)`
+// (`waitUntil`: null, or a promise that settles once every ctx.waitUntil promise has),
+// `host.fail(id, error)`, or, when `streaming` and the body is a stream, the calls of
+// sendStream (response_stream.js); possibly before dispatch returns.
+export function dispatch(id, handler, method, url, headers, body, env, natives, streaming) {
   let request = null;
-  const abort = () => {
-    if (request !== null) abortIncomingRequest(request, clientDisconnected());
+  // C++ calls it without arguments; a cancelled response stream passes its reason.
+  const abort = (...reason) => {
+    if (request !== null) abortIncomingRequest(request, reason.length > 0 ? reason[0] : clientDisconnected());
   };
   let settled = false;
   const once = (fn) => (...args) => {
     if (settled) return;
     settled = true;
-    ReflectApply(fn, undefined, args);
+    return ReflectApply(fn, undefined, args);
   };
-  const respondOnce = once(respond);
-  const failOnce = once(fail);
+  // Exactly one of respond, fail and streamHead is called; a stream may still fail later.
+  const host = {
+    __proto__: null,
+    respond: once(natives.respond),
+    fail: (...args) => {
+      if (settled && !streamed) return;
+      settled = true;
+      ReflectApply(natives.fail, undefined, args);
+    },
+    streamHead: (...args) => {
+      if (settled) return false;
+      settled = true;
+      streamed = true;
+      return ReflectApply(natives.streamHead, undefined, args);
+    },
+    streamChunk: natives.streamChunk,
+    streamEnd: natives.streamEnd,
+  };
+  let streamed = false;
   try {
     let fetch;
     if (handler === null || (typeof handler !== 'object' && typeof handler !== 'function') ||
@@ -141,22 +167,22 @@ export function dispatch(id, handler, method, url, headers, body, requestId, env
     const result = ReflectApply(fetch, handler, [request, env, ctx]);
     // A handler that returns a Response directly (not a promise) skips a promise hop.
     if (isResponse(result)) {
-      finish(id, result, ctx, respondOnce, failOnce);
+      finish(id, result, ctx, host, streaming, abort);
     } else {
       // Promise.resolve may run the app's `then`: that is how its thenable answers. What it
       // resolves to is checked by finish() like any other value.
       PromisePrototypeThen(PromiseResolve(result), (response) => {
         try {
-          finish(id, response, ctx, respondOnce, failOnce);
+          finish(id, response, ctx, host, streaming, abort);
         } catch (error) {
-          failOnce(id, error);
+          host.fail(id, error);
         }
       }, (error) => {
-        failOnce(id, error);
+        host.fail(id, error);
       });
     }
   } catch (error) {
-    failOnce(id, error);
+    host.fail(id, error);
   }
   return abort;
 }

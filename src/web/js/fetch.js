@@ -7,7 +7,7 @@
 // Also the pieces service bindings (bindings.js) share with it: turning fetch()'s arguments into
 // what the host is sent.
 import { host } from './host.js';
-import { BodyState, bodyBytesForServer } from './body.js';
+import { BodyState, bodyForServer } from './body.js';
 import { DOMException } from './domexception.js';
 import { headersToList } from './headers.js';
 import { isUint8Array } from './util.js';
@@ -100,7 +100,7 @@ export function prepareRequest(input, init) {
 // read to its end first). A failure to read the stream rejects with a network error.
 export function requestBodyBytes(body) {
   if (body === null) return null;
-  const bytes = bodyBytesForServer(body);
+  const bytes = bodyForServer(body, false);
   if (isUint8Array(bytes)) return bytes;
   return PromisePrototypeThen(bytes, undefined, (error) => {
     throw new TypeErrorCtor('fetch failed: the request body stream errored', { cause: error });

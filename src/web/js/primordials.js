@@ -77,6 +77,8 @@ export const uncurryGetter = (proto, key) =>
 export const TypedArrayPrototypeGetSymbolToStringTag =
   uncurryGetter(TypedArrayPrototype, Symbol.toStringTag);
 export const TypedArrayPrototypeGetByteLength = uncurryGetter(TypedArrayPrototype, 'byteLength');
+export const TypedArrayPrototypeGetByteOffset = uncurryGetter(TypedArrayPrototype, 'byteOffset');
+export const TypedArrayPrototypeGetBuffer = uncurryGetter(TypedArrayPrototype, 'buffer');
 export const TypedArrayPrototypeSet = uncurryThis(TypedArrayPrototype.set);
 export const TypedArrayPrototypeSlice = uncurryThis(TypedArrayPrototype.slice);
 export const Uint8ArrayCtor = Uint8Array;

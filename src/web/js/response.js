@@ -3,7 +3,7 @@
 // Headers are created on first use: a Response built from a string with no init only records the
 // Content-Type its body implies, and the server reads that without ever building a Headers.
 import {
-  BodyState, TEXT_PLAIN, bodyBytesForServer, bodyForInspection, cloneBody, extractBody,
+  BodyState, TEXT_PLAIN, bodyForServer, bodyForInspection, cloneBody, extractBody,
   installBodyMixin, isUnusable,
 } from './body.js';
 import {
@@ -35,8 +35,10 @@ function toUnsignedShort(value) {
 }
 
 export let isResponse;
-// (response) -> { status, statusText, headers: flat [name, value, ...], bytes: Uint8Array | null,
-// pending: a promise of the bytes (a stream body) | null }, read from the private state alone.
+// (response, streaming) -> { status, statusText, headers: flat [name, value, ...],
+// bytes: Uint8Array | null, stream: the body's ReadableStream (a stream body, when `streaming`)
+// | null, pending: a promise of the bytes (a stream body otherwise) | null }, read from the
+// private state alone.
 export let responseForServer;
 // (status, statusText, headers: flat list, body: BodyState | null, url, redirected) -> a Response of type
 // "basic" with immutable headers, as fetch() and service bindings return.
@@ -188,16 +190,17 @@ class Response {
   static {
     isResponse = (value) => typeof value === 'object' && value !== null && #status in value;
     getBody = (value) => (typeof value === 'object' && value !== null && #status in value ? value.#body : undefined);
-    responseForServer = (r) => {
+    responseForServer = (r, streaming) => {
       if (r.#type === 'error') throw new TypeErrorCtor('fetch handler returned Response.error(), a network error; expected a Response that can be sent');
       let headers;
       if (r.#headers !== null) headers = headersToList(r.#headers);
       else headers = r.#contentType === null ? [] : ['content-type', r.#contentType];
-      const body = bodyBytesForServer(r.#body);
+      const body = bodyForServer(r.#body, streaming);
       const sync = isUint8Array(body);
+      const stream = !sync && streaming ? body : null;
       return {
         status: r.#status, statusText: r.#statusText, headers,
-        bytes: sync ? body : null, pending: sync ? null : body,
+        bytes: sync ? body : null, stream, pending: sync || stream !== null ? null : body,
       };
     };
     createFetchedResponse = (status, statusText, headerList, body, url, redirected) => {

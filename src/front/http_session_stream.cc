@@ -1,0 +1,182 @@
+// HttpSession: writing a streamed response body (see http_session.h).
+#include <charconv>
+
+#include "front/http_session.h"
+#include "obs/log.h"
+
+namespace isolane {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+// Pieces gathered into one write when the backend got ahead of the socket.
+constexpr std::size_t kMaxPiecesPerWrite = 16;
+
+// The app's Content-Length, when it gave exactly one valid one.
+std::optional<std::uint64_t> declaredLength(const HeaderList& headers) {
+  std::optional<std::uint64_t> length;
+  for (const auto& [name, value] : headers) {
+    if (!beast::iequals(beast::string_view(name.data(), name.size()), "content-length")) continue;
+    std::uint64_t n = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+    if (ec != std::errc() || end != value.data() + value.size() || value.empty() || length) {
+      return std::nullopt;  // unusable or repeated: chunked instead
+    }
+    length = n;
+  }
+  return length;
+}
+
+std::string chunkSize(std::size_t n) {
+  char digits[20];
+  auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), n, 16);
+  return std::string(digits, end) + "\r\n";
+}
+
+}  // namespace
+
+void HttpSession::startStream(AppResponse r) {
+  streamPipe_ = std::move(r.stream);
+  streamSent_ = 0;
+  streamLength_ = declaredLength(r.headers);
+  auto head = std::make_shared<http::response<http::empty_body>>();
+  head->version(version_);
+  head->result(static_cast<unsigned>(r.status));
+  if (!r.statusText.empty()) head->reason(r.statusText);
+  for (auto& [name, value] : r.headers) {
+    if (!isHopByHopHeader(name)) head->insert(name, value);
+  }
+  head->set("x-request-id", requestId());
+  streamKeep_ = keepAlive_ && !context_.stopping;
+  streamChunked_ = false;
+  if (streamLength_) {
+    head->content_length(*streamLength_);
+  } else if (version_ >= 11) {
+    streamChunked_ = true;
+    head->set(http::field::transfer_encoding, "chunked");
+  } else {
+    streamKeep_ = false;  // HTTP/1.0: the body ends when the connection does
+  }
+  head->keep_alive(streamKeep_);
+  unmarkIdle();
+  writing_ = true;
+  if (auto* m = context_.options.metrics) m->streamsOpen.with({}).add(1);
+  bool headOnly = isHead_;
+  auto serializer = std::make_shared<http::response_serializer<http::empty_body>>(*head);
+  stream_.expires_after(context_.options.sendTimeout);
+  http::async_write_header(
+      stream_, *serializer,
+      [self = shared_from_this(), head, serializer, headOnly](beast::error_code ec, std::size_t) {
+        self->guarded("stream head", [&] {
+          if (ec) return self->cutStream("client", "the head could not be written");
+          if (headOnly) {
+            // HEAD: the head of what GET gets. The app's stream is not read.
+            if (self->cancelHandle_) self->context_.backend.cancel(self->cancelHandle_);
+            self->streamPipe_->abandon();
+            self->streamChunked_ = false;
+            self->streamLength_.reset();
+            return self->endStream();
+          }
+          self->streamPipe_->setReady([weak = self->weak_from_this()] {
+            if (auto s = weak.lock()) {
+              asio::post(s->stream_.get_executor(),
+                         [s] { s->guarded("stream", [&] { s->pumpStream(); }); });
+            }
+          });
+        });
+      });
+}
+
+void HttpSession::pumpStream() {
+  if (closed_ || streamWriting_ || !streamPipe_) return;
+  std::vector<std::string> pieces;
+  std::size_t bytes = 0;
+  std::string piece;
+  for (;;) {
+    BodyPipe::Take t = streamPipe_->take(&piece);
+    if (t == BodyPipe::Take::kPiece) {
+      if (piece.empty()) continue;
+      bytes += piece.size();
+      pieces.push_back(std::move(piece));
+      if (pieces.size() < kMaxPiecesPerWrite) continue;
+      return writeStreamPieces(std::move(pieces), bytes, false);
+    }
+    if (t == BodyPipe::Take::kFailed) return cutStream("failed", piece);
+    if (t == BodyPipe::Take::kEnd) return writeStreamPieces(std::move(pieces), bytes, true);
+    // kEmpty: the pipe calls back when there is more.
+    if (!pieces.empty()) writeStreamPieces(std::move(pieces), bytes, false);
+    return;
+  }
+}
+
+void HttpSession::writeStreamPieces(std::vector<std::string> pieces, std::size_t bytes, bool last) {
+  if (streamLength_ && streamSent_ + bytes > *streamLength_) {
+    return cutStream("failed", "the body is longer than its Content-Length");
+  }
+  if (last && streamLength_ && streamSent_ + bytes != *streamLength_) {
+    return cutStream("failed", "the body is shorter than its Content-Length");
+  }
+  auto owned = std::make_shared<std::vector<std::string>>(std::move(pieces));
+  std::vector<asio::const_buffer> buffers;
+  buffers.reserve(owned->size() + 2);
+  if (streamChunked_ && bytes > 0) owned->push_back(chunkSize(bytes));
+  if (streamChunked_ && bytes > 0) buffers.push_back(asio::buffer(owned->back()));
+  std::size_t count = owned->size() - (streamChunked_ && bytes > 0 ? 1 : 0);
+  for (std::size_t i = 0; i < count; ++i) buffers.push_back(asio::buffer((*owned)[i]));
+  static const std::string kCrlf = "\r\n", kLastChunk = "0\r\n\r\n";
+  if (streamChunked_ && bytes > 0) buffers.push_back(asio::buffer(kCrlf));
+  if (streamChunked_ && last) buffers.push_back(asio::buffer(kLastChunk));
+  if (buffers.empty()) return last ? endStream() : void();
+  streamWriting_ = true;
+  answerBytes_ = bytes;
+  account();
+  // A client that takes none of this for send_timeout loses the connection (and the app's
+  // stream is cancelled); one that reads slowly holds one window of the server's memory.
+  stream_.expires_after(context_.options.sendTimeout);
+  asio::async_write(
+      stream_, buffers,
+      [self = shared_from_this(), owned, bytes, last](beast::error_code ec, std::size_t) {
+        self->guarded("stream write", [&] {
+          self->streamWriting_ = false;
+          self->answerBytes_ = 0;
+          self->account();
+          if (ec) return self->cutStream("client", "the client stopped reading");
+          self->streamSent_ += bytes;
+          if (auto* m = self->context_.options.metrics) {
+            m->streamBytes.with({}).inc(static_cast<double>(bytes));
+          }
+          if (self->streamPipe_) self->streamPipe_->acknowledge(bytes);
+          if (last) return self->endStream();
+          self->pumpStream();
+        });
+      });
+}
+
+void HttpSession::endStream() {
+  if (auto* m = context_.options.metrics) m->streamsOpen.with({}).add(-1);
+  streamPipe_.reset();
+  afterWrite(streamKeep_);
+}
+
+void HttpSession::cutStream(const char* reason, const std::string& detail) {
+  if (!streamPipe_) return closeNow();
+  if (auto* m = context_.options.metrics) {
+    m->streamsOpen.with({}).add(-1);
+    m->streamsCut.with({reason}).inc();
+  }
+  logEvent(std::string_view(reason) == "client" ? Level::kDebug : Level::kWarn,
+           "response stream cut",
+           {{"app", app_}, {"request", requestId()}, {"reason", reason}, {"error", detail}});
+  streamPipe_->abandon();
+  streamPipe_.reset();
+  if (cancelHandle_) context_.backend.cancel(cancelHandle_);
+  cancelHandle_ = 0;
+  busy_ = false;
+  closeNow();  // no last chunk: the client sees the body incomplete
+}
+
+}  // namespace isolane

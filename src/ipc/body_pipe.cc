@@ -1,0 +1,108 @@
+#include "ipc/body_pipe.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace isolane {
+
+void BodyPipe::notify(std::unique_lock<std::mutex>& lock) {
+  if (!ready_ || readyPending_) return;
+  readyPending_ = true;
+  std::function<void()> ready = ready_;
+  lock.unlock();
+  ready();
+}
+
+bool BodyPipe::push(std::string piece) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (ended_ || failed_) return false;
+  std::size_t n = piece.size();
+  if (n > kStreamPieceBytes || unacknowledged_ + n > kStreamWindowBytes + kStreamPieceBytes) {
+    return false;
+  }
+  if (abandoned_) {
+    lock.unlock();
+    if (n) credit_(n);
+    return true;
+  }
+  unacknowledged_ += n;
+  buffered_ += n;
+  pieces_.push_back(std::move(piece));
+  notify(lock);
+  return true;
+}
+
+void BodyPipe::end() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (ended_ || failed_) return;
+  ended_ = true;
+  notify(lock);
+}
+
+void BodyPipe::fail(std::string detail) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (ended_ || failed_) return;
+  failed_ = true;
+  failure_ = std::move(detail);
+  notify(lock);
+}
+
+void BodyPipe::setReady(std::function<void()> ready) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  ready_ = std::move(ready);
+  readyPending_ = false;
+  if (!pieces_.empty() || ended_ || failed_) notify(lock);
+}
+
+BodyPipe::Take BodyPipe::take(std::string* piece) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  readyPending_ = false;
+  // A failure overrides what is still buffered: the response is cut either way.
+  if (failed_) {
+    *piece = failure_;
+    return Take::kFailed;
+  }
+  if (!pieces_.empty()) {
+    *piece = std::move(pieces_.front());
+    pieces_.pop_front();
+    buffered_ -= piece->size();
+    return Take::kPiece;
+  }
+  return ended_ ? Take::kEnd : Take::kEmpty;
+}
+
+void BodyPipe::acknowledge(std::size_t bytes) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    bytes = std::min(bytes, unacknowledged_);
+    unacknowledged_ -= bytes;
+  }
+  if (bytes) credit_(bytes);
+}
+
+void BodyPipe::abandon() {
+  std::size_t dropped;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (abandoned_) return;
+    abandoned_ = true;
+    pieces_.clear();
+    buffered_ = 0;
+    dropped = unacknowledged_;
+    unacknowledged_ = 0;
+    ready_ = nullptr;
+  }
+  if (dropped) credit_(dropped);
+}
+
+bool BodyPipe::producerBlocked() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return !ended_ && !failed_ && unacknowledged_ >= kStreamWindowBytes;
+}
+
+std::size_t BodyPipe::bufferedBytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return buffered_;
+}
+
+}  // namespace isolane

@@ -1,0 +1,217 @@
+// SubprocessBackend: the frames a worker sends about its requests, checked before use.
+#include <signal.h>
+
+#include "obs/log.h"
+#include "pool/subprocess_backend.h"
+#include "pool/subprocess_state.h"
+
+namespace isolane {
+
+void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire::Frame& frame) {
+  std::unique_lock<std::mutex> lock(mu_);
+  Slot& slot = *slots_[static_cast<std::size_t>(index)];
+  if (slot.generation != generation) return;
+  auto violation = [&](const std::string& what) {
+    logEvent(Level::kError, "worker protocol violation",
+             {{"slot", index}, {"pid", slot.proc ? slot.proc->pid() : 0}, {"error", what}});
+    killLocked(slot, "protocol violation: " + what);
+  };
+  // Frames about one request: find it, and make sure it is this worker's.
+  auto pendingFor = [&](std::uint64_t id) -> Pending* {
+    auto it = pending_.find(id);
+    if (it == pending_.end() || it->second.slot != index || it->second.generation != generation) {
+      violation(std::string(wire::EnumNameMessage(frame.message_type())) + " for unknown request " +
+                std::to_string(id));
+      return nullptr;
+    }
+    return &it->second;
+  };
+  switch (frame.message_type()) {
+    case wire::Message::Hello: {
+      std::uint32_t version = frame.message_as_Hello()->version();
+      if (version != kProtocolVersion) {
+        violation("protocol version " + std::to_string(version) + ", expected " +
+                  std::to_string(kProtocolVersion));
+      }
+      return;
+    }
+    case wire::Message::AppLoaded: {
+      const wire::AppLoaded* m = frame.message_as_AppLoaded();
+      if (m->ok()) {
+        ++slot.appsLoaded;
+      } else {
+        slot.loadError = m->error() ? m->error()->str() : "app failed to load";
+        killLocked(slot, "an app failed to load: " + slot.loadError);
+        wake_.notify_all();
+      }
+      return;
+    }
+    case wire::Message::HeartbeatAck: {
+      const wire::HeartbeatAck* m = frame.message_as_HeartbeatAck();
+      SteadyTime now = clock_.now();
+      slot.rssBytes = m->rss_bytes();
+      slot.heapUsedBytes = m->heap_used_bytes();
+      slot.heapLimitBytes = m->heap_limit_bytes();
+      slot.executions = m->executions();
+      if (slot.heartbeatOutstanding && m->seq() == slot.heartbeatSeq) {
+        heartbeatRtt_.with({}).observe(
+            std::chrono::duration<double>(now - slot.heartbeatSentAt).count());
+        slot.heartbeatOutstanding = false;
+        slot.nextHeartbeat = now + options_.heartbeatInterval;
+      }
+      if (slot.state == SlotState::kStarting && slot.appsLoaded == apps_.size()) {
+        slot.state = SlotState::kReady;
+        slot.everReady = true;
+        logEvent(Level::kInfo, "worker ready", {{"slot", index}, {"pid", slot.proc->pid()}});
+        wake_.notify_all();
+        lock.unlock();
+        drainQueue();
+      }
+      return;
+    }
+    case wire::Message::ResponseHead: {
+      const wire::ResponseHead* m = frame.message_as_ResponseHead();
+      Pending* p = pendingFor(m->id());
+      if (!p) return;
+      if (p->headSeen) return violation("second response head for one request");
+      p->headSeen = true;
+      p->response.status = m->status();
+      p->response.statusText = m->status_text() ? m->status_text()->str() : "";
+      p->response.headers = headersFrom(m->headers());
+      if (m->streamed()) startStreamLocked(m->id(), *p, slot, lock);
+      return;
+    }
+    case wire::Message::BodyChunk: {
+      const wire::BodyChunk* m = frame.message_as_BodyChunk();
+      Pending* p = pendingFor(m->id());
+      if (!p) return;
+      if (!p->headSeen) return violation("body chunk before the response head");
+      if (p->pipe) {
+        std::size_t n = m->data() ? m->data()->size() : 0;
+        if (!p->pipe->push(n ? std::string(reinterpret_cast<const char*>(m->data()->data()), n)
+                             : std::string())) {
+          return violation("a streamed chunk of " + std::to_string(n) +
+                           " bytes beyond the credit it was given");
+        }
+        p->hangDeadline = streamHangDeadline();
+        return;
+      }
+      if (!p->done) return;  // a stream refused at its head: its bytes go nowhere
+      if (m->data() && p->discard.empty()) {
+        std::size_t n = m->data()->size();
+        if (p->response.body.size() + n > kMaxResponseBodyBytes) {
+          return violation("response body over " + std::to_string(kMaxResponseBodyBytes) +
+                           " bytes");
+        }
+        if (buffered_.fetch_add(n) + n > kMaxBufferedBytes) {
+          buffered_ -= n + p->response.body.size();
+          p->response.body.clear();
+          p->response.body.shrink_to_fit();
+          p->discard = "the server's response buffers are full (" +
+                       std::to_string(kMaxBufferedBytes >> 20) + " MiB in flight)";
+          return;
+        }
+        p->response.body.append(reinterpret_cast<const char*>(m->data()->data()), n);
+      }
+      return;
+    }
+    case wire::Message::End: {
+      std::uint64_t id = frame.message_as_End()->id();
+      Pending* p = pendingFor(id);
+      if (!p) return;
+      if (!p->headSeen) return violation("end before the response head");
+      if (!p->done) {  // a streamed body (or a refused one) is complete
+        if (p->pipe) p->pipe->end();
+        forgetLocked(id);
+        lock.unlock();
+        drainQueue();
+        return;
+      }
+      buffered_ -= p->response.body.size();
+      AppResponse response = p->discard.empty()
+                                 ? std::move(p->response)
+                                 : AppResponse::failed(FailureKind::kInternal, p->discard);
+      p->response.body.clear();
+      lock.unlock();
+      finish(id, std::move(response));
+      return;
+    }
+    case wire::Message::Failure: {
+      const wire::Failure* m = frame.message_as_Failure();
+      Pending* p = pendingFor(m->id());
+      if (!p) return;
+      if (m->kind() == 0 || m->kind() > static_cast<std::uint8_t>(FailureKind::kWorkerCrashed)) {
+        return violation("failure of unknown kind " + std::to_string(m->kind()));
+      }
+      auto kind = static_cast<FailureKind>(m->kind());
+      std::string detail = m->detail() ? m->detail()->str() : "";
+      std::uint64_t id = m->id();
+      if (!p->done) {  // after the head of a streamed body: the response is cut
+        if (p->pipe) p->pipe->fail(std::string(failureCode(kind)) + ": " + detail);
+        forgetLocked(id);
+        lock.unlock();
+        drainQueue();
+        return;
+      }
+      lock.unlock();
+      AppResponse r = AppResponse::failed(kind, detail);
+      if (kind == FailureKind::kOverloaded) r.shedReason = "worker-queue-full";
+      finish(id, std::move(r));
+      return;
+    }
+    default:
+      violation(std::string("unexpected ") + wire::EnumNameMessage(frame.message_type()) +
+                " frame");
+      return;
+  }
+}
+
+SteadyTime SubprocessBackend::streamHangDeadline() const {
+  return clock_.now() + options_.streamIdleTimeout + options_.requestCpuLimit + options_.hangGrace;
+}
+
+// The head of a streamed body: the request moves to the stream cap (its short-request room is
+// free again), the client gets the head at once with a pipe for the body, and the worker gets
+// credit as the client reads. Over the stream cap, the client gets 503 instead and the worker a
+// Cancel; its pieces are dropped until its End or Failure.
+void SubprocessBackend::startStreamLocked(std::uint64_t id, Pending& p, Slot& slot,
+                                          std::unique_lock<std::mutex>& lock) {
+  std::function<void(AppResponse)> done = std::move(p.done);
+  AppResponse head = std::move(p.response);
+  p.response = AppResponse{};
+  bool refused = false;
+  if (!p.stream) {
+    refused = !tryAdmitStream();
+    if (!refused) {
+      if (slot.inFlight > 0) --slot.inFlight;
+      release();
+      ++slot.streams;
+      p.stream = true;
+    }
+  }
+  std::shared_ptr<WorkerProcess> proc = slot.proc;
+  if (refused) {
+    rejected_.with({"stream-full"}).inc();
+    head = AppResponse::shed("stream-full", "shed: " + std::to_string(options_.streamMaxInflight) +
+                                                " streams are open (stream_max_inflight)");
+  } else {
+    std::weak_ptr<WorkerProcess> weak = proc;
+    std::size_t max = options_.maxFrameBytes;
+    p.pipe = std::make_shared<BodyPipe>([weak, id, max](std::size_t bytes) {
+      auto worker = weak.lock();
+      auto frame = encodeCredit(id, static_cast<std::uint32_t>(bytes), max);
+      if (worker && frame) (void)worker->send(frame.value());
+    });
+    p.hangDeadline = streamHangDeadline();
+    head.stream = p.pipe;
+  }
+  lock.unlock();
+  if (refused && proc) {
+    auto cancel = encodeCancel(id, options_.maxFrameBytes);
+    if (cancel) (void)proc->send(cancel.value());
+  }
+  done(std::move(head));
+  drainQueue();
+}
+
+}  // namespace isolane

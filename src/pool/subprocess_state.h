@@ -1,0 +1,64 @@
+#pragma once
+// The state SubprocessBackend keeps per slot, per request in flight and per queued request, shared
+// by the files that make up the backend (subprocess_*.cc). Internal to pool/.
+//
+// Thread rule: every field is guarded by SubprocessBackend::mu_.
+
+#include <memory>
+#include <string>
+
+#include "ipc/body_pipe.h"
+#include "pool/subprocess_backend.h"
+
+namespace isolane {
+
+struct SubprocessBackend::Slot {
+  int index = 0;
+  SlotState state = SlotState::kEmpty;
+  std::shared_ptr<WorkerProcess> proc;
+  std::uint64_t generation = 0;  // frames and deaths of an older process are ignored
+  std::size_t inFlight = 0;      // short requests: the ones workerMaxInflight bounds
+  std::size_t streams = 0;       // requests streaming their body (or of an app marked streaming)
+  std::size_t appsLoaded = 0;
+  bool everReady = false;
+  SteadyTime spawnDeadline{};
+  SteadyTime respawnAt{};  // an empty slot waits until then (a cooldown, or now)
+  std::uint64_t heartbeatSeq = 0;
+  bool heartbeatOutstanding = false;
+  SteadyTime heartbeatSentAt{};
+  SteadyTime nextHeartbeat{};
+  std::string killReason;  // why we killed it, reported instead of "killed by signal SIGKILL"
+  std::string loadError;
+  CrashBudget budget;
+  std::uint64_t rssBytes = 0, heapUsedBytes = 0, heapLimitBytes = 0, executions = 0;
+};
+
+struct SubprocessBackend::Pending {
+  int slot;
+  std::uint64_t generation;
+  // Empty once the client has its answer (the head of a streamed body, or a refusal).
+  std::function<void(AppResponse)> done;
+  AppResponse response;
+  bool headSeen = false;
+  SteadyTime hangDeadline;
+  std::string app, requestId;
+  std::string discard;  // non-empty: drop the body as it arrives and answer with this error
+  // Which cap holds it: the stream cap (an app marked streaming, or once its head said the body
+  // streams) or the short-request cap.
+  bool stream = false;
+  std::shared_ptr<BodyPipe> pipe;  // a streamed body on its way to the front
+};
+
+struct SubprocessBackend::Queued {
+  AppRequest request;
+  std::function<void(AppResponse)> done;
+  SteadyTime arrived;
+};
+
+// Bodies buffered in the master across all requests: past it, the response that would cross it
+// is answered with an error instead (its bytes are dropped as they arrive).
+inline constexpr std::size_t kMaxBufferedBytes = 1024u << 20;
+
+inline std::string slotName(int i) { return std::to_string(i); }
+
+}  // namespace isolane

@@ -1,0 +1,253 @@
+// SubprocessBackend: spawning, heartbeats, deaths, the last-resort kill, and shutdown.
+#include <signal.h>
+
+#include "obs/log.h"
+#include "pool/subprocess_backend.h"
+#include "pool/subprocess_state.h"
+
+namespace isolane {
+
+void SubprocessBackend::spawnLocked(Slot& slot, std::unique_lock<std::mutex>&) {
+  SteadyTime now = clock_.now();
+  std::uint64_t generation = ++slot.generation;
+  int index = slot.index;
+  std::vector<std::string> argv = options_.workerCommand;
+  argv.push_back("--slot");
+  argv.push_back(std::to_string(index));
+  auto proc = WorkerProcess::spawn(
+      argv, options_.maxFrameBytes,
+      [this, index, generation](const wire::Frame& f) { onFrame(index, generation, f); },
+      [this, index, generation](const std::string& why) { onDeath(index, generation, why); });
+  if (!proc) {
+    slot.killReason = proc.error();
+    slot.respawnAt = slot.budget.recordCrash(now);
+    crashes_.with({slotName(index)}).inc();
+    logEvent(Level::kError, "worker spawn failed", {{"slot", index}, {"error", proc.error()}});
+    wake_.notify_all();
+    return;
+  }
+  // Never destroy a process under mu_ (its reader thread may be waiting for mu_).
+  if (slot.proc) graveyard_.push_back(std::move(slot.proc));
+  slot.proc = std::shared_ptr<WorkerProcess>(std::move(proc.value()));
+  slot.state = SlotState::kStarting;
+  slot.spawnDeadline = now + options_.spawnTimeout;
+  slot.appsLoaded = 0;
+  slot.inFlight = 0;
+  slot.killReason.clear();
+  slot.loadError.clear();
+  spawns_.with({}).inc();
+  if (slot.everReady) respawns_.with({}).inc();
+  for (const AppSpec& app : apps_) {
+    auto frame = encodeLoadApp(app.name, app.modulePath, app.vars, app.fetchAllow, app.services,
+                               options_.maxFrameBytes);
+    if (frame) (void)slot.proc->send(frame.value());
+  }
+  // The first heartbeat is answered only after the loads before it: ready means loaded.
+  slot.heartbeatSeq++;
+  slot.heartbeatOutstanding = true;
+  slot.heartbeatSentAt = now;
+  auto hb = encodeHeartbeat(slot.heartbeatSeq, options_.maxFrameBytes);
+  if (hb) (void)slot.proc->send(hb.value());
+  logEvent(Level::kInfo, "worker spawned", {{"slot", index}, {"pid", slot.proc->pid()}});
+}
+
+void SubprocessBackend::killLocked(Slot& slot, const std::string& reason) {
+  if (slot.killReason.empty()) slot.killReason = reason;
+  if (slot.proc) slot.proc->kill(SIGKILL);
+}
+
+void SubprocessBackend::onDeath(int index, std::uint64_t generation, const std::string& reason) {
+  std::vector<std::pair<std::function<void(AppResponse)>, std::string>> orphans;
+  std::string why;
+  pid_t pid = 0;
+  bool stopping;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Slot& slot = *slots_[static_cast<std::size_t>(index)];
+    if (slot.generation != generation) return;
+    why = slot.killReason.empty() ? reason : slot.killReason + " (" + reason + ")";
+    pid = slot.proc ? slot.proc->pid() : 0;
+    stopping = stopping_;
+    std::string cut = "WORKER_CRASHED: worker " + std::to_string(index) + " died: " + reason;
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      if (it->second.slot == index && it->second.generation == generation) {
+        buffered_ -= it->second.response.body.size();
+        releaseLocked(it->second);
+        if (it->second.done) {
+          orphans.emplace_back(std::move(it->second.done), it->second.requestId);
+        } else if (it->second.pipe) {
+          it->second.pipe->fail(cut);  // the head went out: the stream is cut
+        }
+        it = pending_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (slot.proc) graveyard_.push_back(std::move(slot.proc));
+    slot.state = SlotState::kEmpty;
+    slot.inFlight = 0;
+    slot.streams = 0;
+    slot.heartbeatOutstanding = false;
+    if (slot.killReason.empty()) slot.killReason = reason;
+    if (!stopping) {
+      crashes_.with({slotName(index)}).inc();
+      SteadyTime now = clock_.now();
+      slot.respawnAt = slot.budget.recordCrash(now);
+      if (slot.respawnAt > now) {
+        cooldowns_.with({slotName(index)}).inc();
+        logEvent(
+            Level::kWarn, "worker slot cooling down",
+            {{"slot", index},
+             {"cooldown_ms", static_cast<std::int64_t>(options_.crashBudget.cooldown.count())}});
+      }
+    }
+    wake_.notify_all();
+  }
+  if (!stopping) {
+    logEvent(Level::kError, "worker died",
+             {{"slot", index},
+              {"pid", pid},
+              {"reason", why},
+              {"requests_lost", static_cast<std::int64_t>(orphans.size())}});
+  }
+  for (auto& [done, requestId] : orphans) {
+    done(AppResponse::failed(stopping ? FailureKind::kShuttingDown : FailureKind::kWorkerCrashed,
+                             "worker " + std::to_string(index) + " (pid " + std::to_string(pid) +
+                                 ") " + (stopping ? "stopped" : "crashed") +
+                                 " during the request: " + why));
+  }
+  drainQueue();
+}
+
+void SubprocessBackend::superviseOnce() {
+  std::vector<std::shared_ptr<WorkerProcess>> dead;
+  std::vector<Queued> expired;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    SteadyTime now = clock_.now();
+    dead.swap(graveyard_);
+    for (auto& s : slots_) {
+      Slot& slot = *s;
+      switch (slot.state) {
+        case SlotState::kEmpty:
+          // Before start() the supervisor spawns nothing: start() spawns the first workers.
+          if (!stopping_ && (started_ || manualSupervision_) && now >= slot.respawnAt) {
+            spawnLocked(slot, lock);
+          }
+          break;
+        case SlotState::kStarting:
+          if (now > slot.spawnDeadline) {
+            killLocked(slot, "did not answer its first heartbeat within " +
+                                 std::to_string(options_.spawnTimeout.count()) + " ms");
+          }
+          break;
+        case SlotState::kReady:
+          if (slot.heartbeatOutstanding) {
+            if (now - slot.heartbeatSentAt > options_.heartbeatTimeout) {
+              killLocked(slot, "missed a heartbeat (no answer within " +
+                                   std::to_string(options_.heartbeatTimeout.count()) + " ms)");
+            }
+          } else if (now >= slot.nextHeartbeat) {
+            auto hb = encodeHeartbeat(++slot.heartbeatSeq, options_.maxFrameBytes);
+            slot.heartbeatOutstanding = true;
+            slot.heartbeatSentAt = now;
+            if (hb) (void)slot.proc->send(hb.value());
+          }
+          break;
+      }
+    }
+    // The last resort: a request its worker never answered, long past every deadline of its own.
+    for (auto& [id, p] : pending_) {
+      // A stream that waits for its client to read is not wedged.
+      if (p.pipe && p.pipe->producerBlocked()) {
+        p.hangDeadline = streamHangDeadline();
+        continue;
+      }
+      if (now > p.hangDeadline) {
+        Slot& slot = *slots_[static_cast<std::size_t>(p.slot)];
+        if (slot.generation == p.generation && slot.killReason.empty()) {
+          killLocked(slot, "request " + p.requestId + " got no answer within " +
+                               std::to_string((options_.requestTimeout + options_.requestCpuLimit +
+                                               options_.hangGrace)
+                                                  .count()) +
+                               " ms; the worker is wedged (SIGKILL as a last resort)");
+        }
+      }
+    }
+    while (!queue_.empty() && now - queue_.front().arrived > options_.queueTimeout) {
+      expired.push_back(std::move(queue_.front()));
+      queue_.pop_front();
+    }
+  }
+  dead.clear();  // joins reader threads: never under mu_
+  for (Queued& q : expired) {
+    rejected_.with({"queue-timeout"}).inc();
+    q.done(AppResponse::shed("queue-timeout", "waited longer than " +
+                                                  std::to_string(options_.queueTimeout.count()) +
+                                                  " ms in the queue"));
+  }
+  drainQueue();
+}
+
+void SubprocessBackend::stop() {
+  std::deque<Queued> queued;
+  std::vector<std::shared_ptr<WorkerProcess>> procs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+    queued.swap(queue_);
+    for (auto& s : slots_) {
+      if (s->proc) procs.push_back(s->proc);
+    }
+    wake_.notify_all();
+  }
+  // Never sent under mu_: a worker whose socket is full must not stall the pool.
+  auto shutdown = encodeShutdown(0, options_.maxFrameBytes);
+  for (auto& p : procs) {
+    if (shutdown) (void)p->send(shutdown.value());
+  }
+  if (supervisor_.joinable()) supervisor_.join();
+  for (Queued& q : queued) {
+    q.done(AppResponse::failed(FailureKind::kShuttingDown, "the pool is shutting down"));
+  }
+  // Each worker answers what it runs with SHUTTING_DOWN and exits; one that does not within the
+  // grace is sent SIGKILL.
+  auto deadline = std::chrono::steady_clock::now() + options_.shutdownGrace;
+  for (auto& p : procs) {
+    while (p->alive() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    p->kill(SIGKILL);
+  }
+  for (auto& p : procs) {
+    while (p->alive()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::vector<std::pair<std::uint64_t, Pending>> left;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& s : slots_) {
+      if (s->proc) procs.push_back(std::move(s->proc));
+      s->state = SlotState::kEmpty;
+    }
+    for (auto& g : graveyard_) procs.push_back(std::move(g));
+    graveyard_.clear();
+    for (auto& entry : pending_) left.emplace_back(entry.first, std::move(entry.second));
+    pending_.clear();
+  }
+  procs.clear();
+  for (auto& [id, p] : left) {
+    if (p.stream) {
+      streams_.fetch_sub(1, std::memory_order_acq_rel);
+    } else {
+      release();
+    }
+    if (p.done) {
+      p.done(AppResponse::failed(FailureKind::kShuttingDown, "the pool is shutting down"));
+    } else if (p.pipe) {
+      p.pipe->fail("SHUTTING_DOWN: the pool stopped during the stream");
+    }
+  }
+}
+
+}  // namespace isolane

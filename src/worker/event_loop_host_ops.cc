@@ -1,0 +1,214 @@
+// EventLoop: host operations (outbound fetch, service-binding calls) and the events that
+// complete them.
+#include <tuple>
+
+#include "obs/log.h"
+#include "runtime/array_buffers.h"
+#include "runtime/js_errors.h"
+#include "runtime/js_scope.h"
+#include "runtime/js_values.h"
+#include "worker/event_loop.h"
+#include "worker/event_loop_turn.h"
+
+namespace isolane {
+
+std::uint64_t EventLoop::owningRequest(ContextState& state) {
+  v8::Isolate* isolate = owner_.isolate();
+  v8::Local<v8::Value> data = isolate->GetContinuationPreservedEmbedderData();
+  if (!data.IsEmpty() && data->IsNumber()) {
+    auto id = static_cast<std::uint64_t>(data.As<v8::Number>()->Value());
+    // A request that has ended owns nothing more: its leftovers go with the running turn's.
+    if (requests_.count(id)) return id;
+  }
+  return state.currentRequest;
+}
+
+bool EventLoop::overOpLimit(ContextState& state) {
+  auto it = requests_.find(owningRequest(state));
+  if (it == requests_.end() || it->second.hostOps < options_.maxHostOpsPerRequest) return false;
+  v8::Isolate* isolate = owner_.isolate();
+  std::string message = "too many fetches and service calls in flight for one request (" +
+                        std::to_string(options_.maxHostOpsPerRequest) + ")";
+  isolate->ThrowException(v8::Exception::RangeError(
+      v8::String::NewFromUtf8(isolate, message.c_str()).ToLocalChecked()));
+  return true;
+}
+
+std::uint64_t EventLoop::registerOp(ContextState& state, v8::Local<v8::Object> callbacks,
+                                    bool service, std::uint64_t id) {
+  App* app = appByState_.at(&state);
+  std::uint64_t request = owningRequest(state);
+  hostOps_.emplace(
+      id, HostOp{app, request, v8::Global<v8::Object>(owner_.isolate(), callbacks), service});
+  if (auto it = requests_.find(request); it != requests_.end()) ++it->second.hostOps;
+  return id;
+}
+
+std::uint64_t EventLoop::fetchStart(ContextState& state, AppRequest request,
+                                    std::chrono::milliseconds timeout,
+                                    v8::Local<v8::Object> callbacks) {
+  App* app = appByState_.at(&state);
+  if (overOpLimit(state)) return 0;
+  FetchInit init;
+  init.method = std::move(request.method);
+  init.url = std::move(request.url);
+  init.headers = std::move(request.headers);
+  init.body = std::move(request.body);
+  if (timeout.count() > 0) init.timeout = timeout;
+  init.policy = FetchPolicy(app->spec.fetchAllow);
+  std::uint64_t id = fetch_.start(std::move(init));
+  return registerOp(state, callbacks, false, id);
+}
+
+void EventLoop::fetchPull(ContextState& state, std::uint64_t op) {
+  auto it = hostOps_.find(op);
+  if (it != hostOps_.end() && &it->second.app->state == &state && !it->second.service) {
+    fetch_.pull(op);
+  }
+}
+
+void EventLoop::fetchAbort(ContextState& state, std::uint64_t op) {
+  auto it = hostOps_.find(op);
+  if (it != hostOps_.end() && &it->second.app->state == &state && !it->second.service) {
+    fetch_.abort(op);
+  }
+}
+
+void EventLoop::serviceFetch(ContextState& state, AppRequest request,
+                             v8::Local<v8::Object> callbacks) {
+  if (overOpLimit(state)) return;
+  std::uint64_t op = registerOp(state, callbacks, true, nextServiceOp_++);
+  int depth = 0;
+  if (auto it = requests_.find(owningRequest(state)); it != requests_.end()) {
+    depth = it->second.job.depth + 1;
+  }
+  if (depth > kMaxServiceDepth) {
+    serviceResults_.push_back(ServiceResult{
+        op, AppResponse::failed(FailureKind::kHandlerError, "service bindings nested more than " +
+                                                                std::to_string(kMaxServiceDepth) +
+                                                                " deep (a binding cycle?)")});
+    return;
+  }
+  if (!apps_.count(request.app)) {
+    serviceResults_.push_back(ServiceResult{
+        op, AppResponse::failed(FailureKind::kUnknownApp, "no app named '" + request.app + "'")});
+    return;
+  }
+  request.requestId = state.currentRequestId.empty() ? "service" : state.currentRequestId;
+  // Started after this turn: a turn never nests inside another.
+  RequestJob job{std::move(request), [this, op](AppResponse r) {
+                   serviceResults_.push_back(ServiceResult{op, std::move(r)});
+                 }};
+  job.depth = depth;
+  deferredJobs_.push_back(std::move(job));
+}
+
+void EventLoop::callBack(std::uint64_t op, const char* method, int argc, v8::Local<v8::Value>* argv,
+                         bool last) {
+  auto it = hostOps_.find(op);
+  if (it == hostOps_.end()) return;
+  v8::Isolate* isolate = owner_.isolate();
+  v8::Local<v8::Object> callbacks = it->second.callbacks.Get(isolate);
+  if (last) {
+    // The operation is forgotten before JavaScript runs: the callback may end its request (which
+    // erases the request's operations), and nothing here may point into hostOps_ by then.
+    if (auto r = requests_.find(it->second.request); r != requests_.end() && r->second.hostOps) {
+      --r->second.hostOps;
+    }
+    hostOps_.erase(it);
+  }
+  v8::Local<v8::Context> context = isolate->GetCurrentContext();
+  // The runtime's callbacks object has the methods as own properties; nothing else is called.
+  v8::Local<v8::Value> fn;
+  v8::Local<v8::Name> key = v8::String::NewFromUtf8(isolate, method).ToLocalChecked();
+  if (callbacks->HasOwnProperty(context, key).FromMaybe(false) &&
+      callbacks->Get(context, key).ToLocal(&fn) && fn->IsFunction()) {
+    std::ignore = fn.As<v8::Function>()->Call(context, callbacks, argc, argv);
+  }
+}
+
+void EventLoop::runHostEvents() {
+  runStreamCancels();
+  // Only the calls made before this pass: calls they make wait for the next pass, so a chain of
+  // bindings cannot keep the executor from its queue, timers and deadlines.
+  std::deque<RequestJob> jobs;
+  jobs.swap(deferredJobs_);
+  for (RequestJob& job : jobs) startRequest(std::move(job));
+  fetch_.drainInto(fetchEvents_);
+  while (!fetchEvents_.empty()) {
+    FetchEvent event = std::move(fetchEvents_.front());
+    fetchEvents_.pop_front();
+    auto it = hostOps_.find(event.op);
+    if (it == hostOps_.end()) continue;  // its request ended
+    App& app = *it->second.app;
+    turn(app, it->second.request, [&](JsScope& js, v8::TryCatch&) {
+      v8::Isolate* isolate = js.isolate();
+      switch (event.kind) {
+        case FetchEvent::Kind::kHead: {
+          v8::Local<v8::Value> argv[] = {v8::Integer::New(isolate, event.status),
+                                         byteString(js, event.statusText),
+                                         headerListArray(js, event.headers)};
+          callBack(event.op, "onHead", 3, argv, false);
+          break;
+        }
+        case FetchEvent::Kind::kChunk: {
+          v8::Local<v8::ArrayBuffer> buffer;
+          if (!newArrayBufferQuietly(isolate, event.data.size(), event.data.data())
+                   .ToLocal(&buffer)) {
+            fetch_.abort(event.op);
+            v8::Local<v8::Value> argv[] = {js.str("no room for the response body"),
+                                           js.str("too-large")};
+            callBack(event.op, "onError", 2, argv, true);
+            break;
+          }
+          v8::Local<v8::Value> argv[] = {v8::Uint8Array::New(buffer, 0, event.data.size())};
+          callBack(event.op, "onChunk", 1, argv, false);
+          break;
+        }
+        case FetchEvent::Kind::kEnd:
+          callBack(event.op, "onEnd", 0, nullptr, true);
+          break;
+        case FetchEvent::Kind::kError: {
+          if (event.errorKind == "policy") {
+            logEvent(Level::kWarn, "fetch refused by policy",
+                     {{"app", app.spec.name},
+                      {"request", app.state.currentRequestId},
+                      {"reason", event.data}});
+          }
+          v8::Local<v8::Value> argv[] = {js.str(event.data), js.str(event.errorKind)};
+          callBack(event.op, "onError", 2, argv, true);
+          break;
+        }
+      }
+    });
+  }
+  while (!serviceResults_.empty()) {
+    ServiceResult result = std::move(serviceResults_.front());
+    serviceResults_.pop_front();
+    auto it = hostOps_.find(result.op);
+    if (it == hostOps_.end()) continue;
+    App& app = *it->second.app;
+    turn(app, it->second.request, [&](JsScope& js, v8::TryCatch&) {
+      v8::Isolate* isolate = js.isolate();
+      const AppResponse& r = result.response;
+      if (r.failure != FailureKind::kNone) {
+        v8::Local<v8::Value> argv[] = {
+            js.str(std::string(failureCode(r.failure)) + ": " + r.failureDetail)};
+        callBack(result.op, "onError", 1, argv, true);
+        return;
+      }
+      v8::Local<v8::ArrayBuffer> buffer;
+      if (!newArrayBufferQuietly(isolate, r.body.size(), r.body.data()).ToLocal(&buffer)) {
+        v8::Local<v8::Value> argv[] = {js.str("no room for the service response body")};
+        callBack(result.op, "onError", 1, argv, true);
+        return;
+      }
+      v8::Local<v8::Value> argv[] = {v8::Integer::New(isolate, r.status),
+                                     byteString(js, r.statusText), headerListArray(js, r.headers),
+                                     v8::Uint8Array::New(buffer, 0, r.body.size())};
+      callBack(result.op, "onResponse", 4, argv, true);
+    });
+  }
+}
+
+}  // namespace isolane

@@ -1,0 +1,77 @@
+#pragma once
+// EventLoop::turn, shared by the files that make up the event loop (event_loop*.cc): one
+// synchronous entry into an app's context on behalf of a request. Internal to worker/.
+//
+// Thread rule: the executor thread that owns the loop.
+
+#include <string>
+
+#include "obs/log.h"
+#include "runtime/js_scope.h"
+#include "worker/event_loop.h"
+#include "worker/watchdog.h"
+
+namespace isolane {
+
+template <typename Body>
+void EventLoop::turn(App& app, std::uint64_t requestId, Body&& body) {
+  v8::Isolate* isolate = owner_.isolate();
+  std::chrono::nanoseconds budget = options_.cpuLimit;
+  if (auto it = requests_.find(requestId); it != requests_.end()) {
+    budget -= it->second.cpuUsed;
+    app.state.currentRequestId = it->second.job.request.requestId;
+  } else {
+    app.state.currentRequestId.clear();
+  }
+  app.state.currentRequest = requestId;
+  std::chrono::nanoseconds cpuStart = threadCpuTime();
+  watchdog_.arm(budget);
+  bool terminated;
+  {
+    JsScope js(owner_, app.web.context);
+    // Promise reactions created in this turn remember the request; when one runs later, in
+    // whichever turn, V8 restores it, so work it starts belongs to its own request.
+    isolate->SetContinuationPreservedEmbedderData(
+        requestId ? v8::Local<v8::Value>(v8::Number::New(isolate, static_cast<double>(requestId)))
+                  : v8::Local<v8::Value>(v8::Undefined(isolate)));
+    v8::TryCatch tryCatch(isolate);
+    body(js, tryCatch);
+    if (!tryCatch.HasTerminated() && !isolate->IsExecutionTerminating()) {
+      isolate->PerformMicrotaskCheckpoint();
+    }
+    terminated = tryCatch.HasTerminated() || isolate->IsExecutionTerminating();
+    isolate->SetContinuationPreservedEmbedderData(v8::Undefined(isolate));
+  }
+  bool byWatchdog = watchdog_.disarm();
+  if (terminated) {
+    // Microtasks the terminated code queued must die with it, not run in the next turn on
+    // another request's budget. V8 empties the queue when a checkpoint is terminated.
+    v8::Isolate::Scope isolateScope(isolate);
+    v8::HandleScope handles(isolate);
+    isolate->TerminateExecution();
+    isolate->PerformMicrotaskCheckpoint();
+  }
+  if (terminated || byWatchdog) isolate->CancelTerminateExecution();
+  bool heap = owner_.takeHeapLimitHit();
+  std::chrono::nanoseconds used = threadCpuTime() - cpuStart;
+  app.state.currentRequest = 0;
+  app.state.currentRequestId.clear();
+
+  auto it = requests_.find(requestId);
+  if (it != requests_.end()) it->second.cpuUsed += used;
+  if (!(terminated || byWatchdog || heap)) return;
+
+  FailureKind kind = heap ? FailureKind::kHeapLimit : FailureKind::kCpuLimit;
+  std::string detail =
+      heap ? "the isolate's heap limit (" + std::to_string(options_.limits.heapMb) +
+                 " MiB) was reached; execution was terminated"
+           : "JavaScript used more than " + std::to_string(options_.cpuLimit.count()) +
+                 " ms of CPU time; execution was terminated";
+  if (it != requests_.end()) {
+    fail(requestId, kind, detail);
+  } else {
+    logEvent(Level::kError, detail + " (outside a request)", {{"app", app.spec.name}});
+  }
+}
+
+}  // namespace isolane

@@ -1,0 +1,323 @@
+// Streamed responses end to end: the real server on port 0 (subprocess backend, one worker),
+// spoken to over raw sockets so that the tests see when each byte arrives. The fixture app
+// (fixtures/apps/stream.js) reports at /stats what it produced and why its streams were
+// cancelled.
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "e2e/http_client.h"
+#include "e2e/test_apps.h"
+#include "server/server.h"
+
+namespace isolane {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// A client socket read by hand: what arrived, and when.
+class RawClient {
+ public:
+  // `receiveBuffer` > 0 shrinks the socket's receive buffer (set before connecting, so that the
+  // window the kernel advertises stays small): a slow reader.
+  explicit RawClient(std::uint16_t port, int receiveBuffer = 0) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (receiveBuffer > 0) {
+      setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receiveBuffer, sizeof receiveBuffer);
+    }
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  }
+  ~RawClient() { close(); }
+
+  void send(const std::string& raw) {
+    ASSERT_EQ(::send(fd_, raw.data(), raw.size(), MSG_NOSIGNAL), static_cast<ssize_t>(raw.size()));
+  }
+  void get(const std::string& target, const std::string& method = "GET") {
+    send(method + " " + target + " HTTP/1.1\r\nHost: localhost\r\n\r\n");
+  }
+
+  // Reads until `needle` has arrived or `limit` passed (or the connection closed).
+  bool readUntil(const std::string& needle, milliseconds limit) {
+    auto deadline = Clock::now() + limit;
+    while (data.find(needle) == std::string::npos) {
+      if (!readSome(deadline)) return data.find(needle) != std::string::npos;
+    }
+    return true;
+  }
+
+  // True when the server closes the connection within `limit` (what arrives is kept).
+  bool closedWithin(milliseconds limit) {
+    auto deadline = Clock::now() + limit;
+    while (readSome(deadline)) {
+    }
+    return eof_;
+  }
+
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+  std::string data;
+
+ private:
+  // One read, waiting at most until `deadline`; false at the deadline or the end.
+  bool readSome(Clock::time_point deadline) {
+    if (eof_) return false;
+    auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return false;
+    timeval tv{static_cast<long>(left / 1000), static_cast<long>(left % 1000) * 1000};
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char buffer[65536];
+    ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
+    if (n == 0 || (n < 0 && errno == ECONNRESET)) {
+      eof_ = true;
+      return false;
+    }
+    if (n < 0) return false;
+    data.append(buffer, static_cast<std::size_t>(n));
+    return true;
+  }
+
+  int fd_ = -1;
+  bool eof_ = false;
+};
+
+class StreamingTest : public ::testing::Test {
+ protected:
+  void start(ServerConfig config = {}) {
+    config.listenPort = 0;
+    config.adminPort = 0;
+    config.workerBinary = ISOLANE_BINARY;
+    config.pool.size = 1;  // one worker: the app's /stats sees every stream
+    config.apps.push_back(test::fixtureApp("stream", "stream.js", "/"));
+    server_ = std::make_unique<Server>(std::move(config));
+    Status s = server_->start();
+    ASSERT_TRUE(s) << s.error();
+    port_ = server_->port();
+  }
+  void TearDown() override {
+    if (server_) server_->stop();
+  }
+
+  nlohmann::json stats() {
+    test::Response r = test::get(port_, "/stats");
+    EXPECT_EQ(r.result_int(), 200);
+    return nlohmann::json::parse(r.body());
+  }
+
+  // Waits up to `limit` for a cancel reason containing `text`; returns how long it took.
+  std::optional<milliseconds> waitForCancel(const std::string& text, milliseconds limit) {
+    auto start = Clock::now();
+    while (Clock::now() - start < limit) {
+      nlohmann::json now = stats();  // not in the range expression: it must outlive the loop
+      for (const auto& reason : now["cancels"]) {
+        if (reason.get<std::string>().find(text) != std::string::npos) {
+          return std::chrono::duration_cast<milliseconds>(Clock::now() - start);
+        }
+      }
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+    return std::nullopt;
+  }
+
+  std::unique_ptr<Server> server_;
+  std::uint16_t port_ = 0;
+};
+
+constexpr const char* kLastChunk = "\r\n0\r\n\r\n";
+
+TEST_F(StreamingTest, EventsArriveAsTheyAreProducedNotAtTheEnd) {
+  start();
+  RawClient c(port_);
+  auto sent = Clock::now();
+  c.get("/sse?n=4&ms=400");
+  ASSERT_TRUE(c.readUntil(": open", milliseconds(5000))) << c.data;
+  auto firstByte = Clock::now() - sent;
+  // The head and the first event are here while the app still has 1.6 s of events to send.
+  EXPECT_NE(c.data.find("HTTP/1.1 200 OK"), std::string::npos) << c.data;
+  EXPECT_NE(c.data.find("Transfer-Encoding: chunked"), std::string::npos) << c.data;
+  EXPECT_NE(c.data.find("content-type: text/event-stream"), std::string::npos) << c.data;
+  EXPECT_EQ(c.data.find("data: 3"), std::string::npos) << "the stream arrived whole";
+  EXPECT_LT(firstByte, milliseconds(1200));
+  ASSERT_TRUE(c.readUntil("data: 0", milliseconds(3000))) << c.data;
+  EXPECT_EQ(c.data.find(kLastChunk), std::string::npos);
+  ASSERT_TRUE(c.readUntil(kLastChunk, milliseconds(5000))) << c.data;
+  EXPECT_NE(c.data.find("data: 3\n\n"), std::string::npos);
+  // The connection stays usable after a complete stream.
+  c.data.clear();
+  c.get("/hello");
+  EXPECT_TRUE(c.readUntil("hello\n", milliseconds(3000))) << c.data;
+}
+
+TEST_F(StreamingTest, BodiesAreFramedRightForEveryClient) {
+  start();
+  // Chunked, bigger than the window: 1,000 KiB in pieces.
+  test::HttpConnection http(port_);
+  test::Response r = http.request("GET", "/big?n=10");
+  EXPECT_EQ(r.result_int(), 200);
+  ASSERT_EQ(r.body().size(), 10u * 100 * 1024);
+  EXPECT_EQ(r.body()[0], 'a');
+  EXPECT_EQ(r.body()[9 * 100 * 1024], 'j');
+  EXPECT_TRUE(r.chunked());
+  // The app's Content-Length is kept and the body is sent as is.
+  r = http.request("GET", "/length");
+  EXPECT_EQ(r.body(), "0123456789");
+  EXPECT_FALSE(r.chunked());
+  EXPECT_EQ(r[boost::beast::http::field::content_length], "10");
+  // HTTP/1.0 has no chunked encoding: the body ends with the connection.
+  RawClient old(port_);
+  old.send("GET /sse?n=2&ms=10 HTTP/1.0\r\nHost: localhost\r\n\r\n");
+  EXPECT_TRUE(old.closedWithin(milliseconds(5000)));
+  EXPECT_NE(old.data.find("data: 1\n\n"), std::string::npos) << old.data;
+  EXPECT_EQ(old.data.find("chunked"), std::string::npos) << old.data;
+}
+
+TEST_F(StreamingTest, ABodyShorterThanItsContentLengthEndsTheConnection) {
+  start();
+  RawClient c(port_);
+  c.get("/short");
+  EXPECT_TRUE(c.closedWithin(milliseconds(5000)));
+  EXPECT_NE(c.data.find("Content-Length: 10"), std::string::npos) << c.data;
+  EXPECT_NE(c.data.find("0123"), std::string::npos);
+  EXPECT_EQ(test::get(port_, "/hello").body(), "hello\n");
+}
+
+TEST_F(StreamingTest, ASlowReaderStopsTheAppsPull) {
+  start();
+  RawClient slow(port_, 4096);
+  slow.get("/endless");
+  ASSERT_TRUE(slow.readUntil("\r\n\r\n", milliseconds(5000)));
+  std::this_thread::sleep_for(milliseconds(800));
+  std::uint64_t produced = stats()["produced"];
+  std::this_thread::sleep_for(milliseconds(500));
+  std::uint64_t later = stats()["produced"];
+  // Without flow control the app would produce until its heap gave out. With it, production
+  // stops at one window beyond what the sockets hold.
+  EXPECT_EQ(later, produced) << "the app kept producing for a client that reads nothing";
+  EXPECT_LT(produced, std::uint64_t{16} << 20);
+  // Reading resumes the stream.
+  std::size_t before = slow.data.size();
+  ASSERT_TRUE(slow.readUntil(std::string(64, 'x'), milliseconds(2000)));
+  for (int i = 0; i < 50; ++i) slow.readUntil("never", milliseconds(20));
+  EXPECT_GT(slow.data.size(), before);
+  EXPECT_GT(static_cast<std::uint64_t>(stats()["produced"]), produced);
+  slow.close();
+  EXPECT_TRUE(waitForCancel("AbortError", milliseconds(3000)));
+}
+
+TEST_F(StreamingTest, AClientThatGoesAwayCancelsTheAppsStream) {
+  start();
+  RawClient c(port_);
+  c.get("/sse?n=100000&ms=20");
+  ASSERT_TRUE(c.readUntil("data: 1\n", milliseconds(5000))) << c.data;
+  c.close();
+  auto took = waitForCancel("AbortError: the client went away", milliseconds(3000));
+  ASSERT_TRUE(took) << stats().dump();
+  std::printf("cancel reached the app %lld ms after the client closed\n",
+              static_cast<long long>(took->count()));
+  EXPECT_GE(static_cast<int>(stats()["aborted"]), 1) << "request.signal did not abort";
+}
+
+TEST_F(StreamingTest, AStreamThatStallsIsEndedAtItsIdleLimit) {
+  ServerConfig config;
+  config.streamIdleTimeout = milliseconds(300);
+  start(std::move(config));
+  RawClient c(port_);
+  c.get("/stall");
+  ASSERT_TRUE(c.readUntil("first\n", milliseconds(5000)));
+  auto start = Clock::now();
+  EXPECT_TRUE(c.closedWithin(milliseconds(5000)));
+  EXPECT_GE(Clock::now() - start, milliseconds(200));
+  EXPECT_EQ(c.data.find(kLastChunk), std::string::npos) << "a cut stream must look incomplete";
+  EXPECT_TRUE(waitForCancel("TimeoutError", milliseconds(3000))) << stats().dump();
+}
+
+TEST_F(StreamingTest, AStreamIsEndedAtItsTotalLimit) {
+  ServerConfig config;
+  config.streamMaxDuration = milliseconds(600);
+  start(std::move(config));
+  RawClient c(port_);
+  c.get("/sse?n=100000&ms=20");
+  auto start = Clock::now();
+  EXPECT_TRUE(c.closedWithin(milliseconds(5000)));
+  EXPECT_GE(Clock::now() - start, milliseconds(500));
+  EXPECT_NE(c.data.find("data: 5\n"), std::string::npos);
+  EXPECT_EQ(c.data.find(kLastChunk), std::string::npos);
+  EXPECT_TRUE(waitForCancel("TimeoutError", milliseconds(3000))) << stats().dump();
+}
+
+TEST_F(StreamingTest, AStreamThatFailsIsCutAndTheServerGoesOn) {
+  start();
+  for (const char* target : {"/error", "/not-bytes"}) {
+    RawClient c(port_);
+    c.get(target);
+    EXPECT_TRUE(c.closedWithin(milliseconds(5000))) << target;
+    EXPECT_NE(c.data.find("HTTP/1.1 200"), std::string::npos) << c.data;
+    EXPECT_EQ(c.data.find(kLastChunk), std::string::npos) << target;
+  }
+  EXPECT_EQ(test::get(port_, "/hello").body(), "hello\n");
+}
+
+TEST_F(StreamingTest, AHeadRequestGetsTheHeadAndTheStreamIsCancelled) {
+  start();
+  test::HttpConnection http(port_);
+  http.send("HEAD /endless HTTP/1.1\r\nHost: localhost\r\n\r\n");
+  test::Response r = http.readHead();
+  EXPECT_EQ(r.result_int(), 200);
+  EXPECT_EQ(http.request("GET", "/hello").body(), "hello\n");
+  EXPECT_TRUE(waitForCancel("AbortError", milliseconds(3000))) << stats().dump();
+}
+
+TEST_F(StreamingTest, StreamsHaveTheirOwnCapAndLeaveShortRequestsTheirRoom) {
+  ServerConfig config;
+  config.pool.maxInflight = 2;
+  config.pool.streamMaxInflight = 2;
+  start(std::move(config));
+  RawClient a(port_), b(port_);
+  a.get("/sse?n=100000&ms=50");
+  b.get("/sse?n=100000&ms=50");
+  ASSERT_TRUE(a.readUntil(": open", milliseconds(5000)));
+  ASSERT_TRUE(b.readUntil(": open", milliseconds(5000)));
+  // Two streams hold the whole stream cap; the two short slots are free.
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(test::get(port_, "/hello").result_int(), 200);
+  test::Response third = test::get(port_, "/sse?n=3&ms=10");
+  EXPECT_EQ(third.result_int(), 503);
+  EXPECT_EQ(third["x-isolane-shed"], "stream-full");
+  a.close();
+  ASSERT_TRUE(waitForCancel("AbortError", milliseconds(3000)));
+  test::Response again = test::get(port_, "/sse?n=2&ms=10");
+  EXPECT_EQ(again.result_int(), 200);
+  EXPECT_NE(again.body().find("data: 1"), std::string::npos);
+}
+
+TEST_F(StreamingTest, AnAppMarkedStreamingIsAdmittedAgainstTheStreamCap) {
+  ServerConfig config;
+  config.pool.maxInflight = 1;
+  config.pool.streamMaxInflight = 1;
+  config.apps.push_back(test::fixtureApp("feed", "stream.js", "/feed"));
+  config.apps.back().streaming = true;
+  start(std::move(config));
+  RawClient a(port_);
+  a.get("/feed/sse?n=100000&ms=50");
+  ASSERT_TRUE(a.readUntil(": open", milliseconds(5000)));
+  test::Response refused = test::get(port_, "/feed/hello");
+  EXPECT_EQ(refused.result_int(), 503);
+  EXPECT_EQ(refused["x-isolane-shed"], "stream-full");
+  EXPECT_EQ(test::get(port_, "/hello").result_int(), 200);
+}
+
+}  // namespace
+}  // namespace isolane
