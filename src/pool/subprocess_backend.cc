@@ -144,9 +144,13 @@ Status SubprocessBackend::start(const std::vector<AppSpec>& apps) {
   apps_ = apps;
   if (options_.workerCommand.empty()) return Error{"no worker command configured"};
   std::unique_lock<std::mutex> lock(mu_);
+  Outbox outbox;
   for (auto& slot : slots_) {
-    if (slot->state == SlotState::kEmpty && !slot->proc) spawnLocked(*slot, lock);
+    if (slot->state == SlotState::kEmpty && !slot->proc) spawnLocked(*slot, outbox);
   }
+  lock.unlock();
+  sendAll(outbox);
+  lock.lock();
   if (manualSupervision_) return Status::success();  // tests drive supervision themselves
   auto deadline =
       std::chrono::steady_clock::now() + options_.spawnTimeout + std::chrono::milliseconds(500);

@@ -65,7 +65,12 @@ class SubprocessBackend final : public Backend {
   struct Queued;
 
   // All below run with mu_ held unless named otherwise.
-  void spawnLocked(Slot& slot, std::unique_lock<std::mutex>& lock);
+  // Frames to send once mu_ is released: nothing is sent while holding it, so that a worker
+  // whose socket is full can never stall the pool (nor, through it, the readers of every other
+  // worker).
+  using Outbox = std::vector<std::pair<std::shared_ptr<WorkerProcess>, std::string>>;
+  static void sendAll(Outbox& outbox);
+  void spawnLocked(Slot& slot, Outbox& outbox);
   void onFrame(int slot, std::uint64_t generation, const wire::Frame& frame);
   void onDeath(int slot, std::uint64_t generation, const std::string& reason);
   void killLocked(Slot& slot, const std::string& reason);

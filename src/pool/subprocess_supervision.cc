@@ -7,7 +7,13 @@
 
 namespace isolane {
 
-void SubprocessBackend::spawnLocked(Slot& slot, std::unique_lock<std::mutex>&) {
+void SubprocessBackend::sendAll(Outbox& outbox) {
+  // A failed send means the worker is dying; its death is handled by its reader.
+  for (auto& [proc, frame] : outbox) (void)proc->send(frame);
+  outbox.clear();
+}
+
+void SubprocessBackend::spawnLocked(Slot& slot, Outbox& outbox) {
   SteadyTime now = clock_.now();
   std::uint64_t generation = ++slot.generation;
   int index = slot.index;
@@ -40,14 +46,14 @@ void SubprocessBackend::spawnLocked(Slot& slot, std::unique_lock<std::mutex>&) {
   for (const AppSpec& app : apps_) {
     auto frame = encodeLoadApp(app.name, app.modulePath, app.vars, app.fetchAllow, app.services,
                                options_.maxFrameBytes);
-    if (frame) (void)slot.proc->send(frame.value());
+    if (frame) outbox.emplace_back(slot.proc, std::move(frame.value()));
   }
   // The first heartbeat is answered only after the loads before it: ready means loaded.
   slot.heartbeatSeq++;
   slot.heartbeatOutstanding = true;
   slot.heartbeatSentAt = now;
   auto hb = encodeHeartbeat(slot.heartbeatSeq, options_.maxFrameBytes);
-  if (hb) (void)slot.proc->send(hb.value());
+  if (hb) outbox.emplace_back(slot.proc, std::move(hb.value()));
   logEvent(Level::kInfo, "worker spawned", {{"slot", index}, {"pid", slot.proc->pid()}});
 }
 
@@ -120,6 +126,7 @@ void SubprocessBackend::onDeath(int index, std::uint64_t generation, const std::
 }
 
 void SubprocessBackend::superviseOnce() {
+  Outbox outbox;
   std::vector<std::shared_ptr<WorkerProcess>> dead;
   std::vector<Queued> expired;
   {
@@ -132,7 +139,7 @@ void SubprocessBackend::superviseOnce() {
         case SlotState::kEmpty:
           // Before start() the supervisor spawns nothing: start() spawns the first workers.
           if (!stopping_ && (started_ || manualSupervision_) && now >= slot.respawnAt) {
-            spawnLocked(slot, lock);
+            spawnLocked(slot, outbox);
           }
           break;
         case SlotState::kStarting:
@@ -151,7 +158,7 @@ void SubprocessBackend::superviseOnce() {
             auto hb = encodeHeartbeat(++slot.heartbeatSeq, options_.maxFrameBytes);
             slot.heartbeatOutstanding = true;
             slot.heartbeatSentAt = now;
-            if (hb) (void)slot.proc->send(hb.value());
+            if (hb) outbox.emplace_back(slot.proc, std::move(hb.value()));
           }
           break;
       }
@@ -179,6 +186,7 @@ void SubprocessBackend::superviseOnce() {
       queue_.pop_front();
     }
   }
+  sendAll(outbox);
   dead.clear();  // joins reader threads: never under mu_
   for (Queued& q : expired) {
     rejected_.with({"queue-timeout"}).inc();

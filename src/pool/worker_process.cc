@@ -1,7 +1,5 @@
 #include "pool/worker_process.h"
 
-#include "util/environment.h"
-
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -12,14 +10,17 @@
 #include <cerrno>
 #include <cstring>
 
+#include "obs/log.h"
+#include "util/environment.h"
+
 extern char** environ;
 
 namespace isolane {
 
 Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(const std::vector<std::string>& argv,
-                                                             std::size_t maxFrameBytes,
-                                                             FrameHandler onFrame,
-                                                             DeathHandler onDeath) {
+                                                            std::size_t maxFrameBytes,
+                                                            FrameHandler onFrame,
+                                                            DeathHandler onDeath) {
   if (argv.empty()) return Error{"no worker command"};
   int fds[2];
   // CLOEXEC on both ends: no other child inherits them. The child's end becomes descriptor 3
@@ -65,8 +66,16 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(const std::vector<st
 
 WorkerProcess::WorkerProcess(pid_t pid, int fd, std::size_t maxFrameBytes, FrameHandler onFrame,
                              DeathHandler onDeath)
-    : pid_(pid), fd_(fd), maxFrameBytes_(maxFrameBytes), onFrame_(std::move(onFrame)),
+    : pid_(pid),
+      fd_(fd),
+      maxFrameBytes_(maxFrameBytes),
+      onFrame_(std::move(onFrame)),
       onDeath_(std::move(onDeath)) {
+  out_ = std::make_unique<FrameOutbox>(fd_, [this](const std::string& why) {
+    logEvent(Level::kError, "cannot write to a worker; killing it",
+             {{"pid", static_cast<std::int64_t>(pid_)}, {"reason", why}});
+    kill(SIGKILL);  // its death (seen by the reader) answers for its requests
+  });
   reader_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "isolane-wread");
     readLoop();
@@ -78,18 +87,13 @@ WorkerProcess::~WorkerProcess() {
   kill(SIGKILL);
   ::shutdown(fd_, SHUT_RDWR);  // wakes the reader, which reaps
   if (reader_.joinable()) reader_.join();
+  out_.reset();  // after shutdown: what it still holds fails at once
   close(fd_);
 }
 
 Status WorkerProcess::send(const std::string& frame) {
-  std::lock_guard<std::mutex> lock(writeMutex_);
-  std::size_t sent = 0;
-  while (sent < frame.size()) {
-    ssize_t n = ::send(fd_, frame.data() + sent, frame.size() - sent, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return Error{std::string("worker socket closed: ") + std::strerror(errno)};
-    sent += static_cast<std::size_t>(n);
-  }
+  if (reaped_) return Error{"the worker is gone"};
+  out_->sendBytes(frame);
   return Status::success();
 }
 
@@ -118,7 +122,8 @@ std::string WorkerProcess::reap() {
   if (WIFSIGNALED(status)) {
     int sig = WTERMSIG(status);
     const char* name = sigabbrev_np(sig);
-    return std::string("killed by signal ") + (name ? std::string("SIG") + name : std::to_string(sig));
+    return std::string("killed by signal ") +
+           (name ? std::string("SIG") + name : std::to_string(sig));
   }
   return "exited";
 }

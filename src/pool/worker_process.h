@@ -1,7 +1,8 @@
 #pragma once
 // WorkerProcess: one child process of the pool and the master's end of its socketpair. It spawns
-// the child, reads its frames on a reader thread (verified, never trusted), writes frames to it,
-// and reaps it: no zombies and no leaked descriptors, whatever the order of deaths.
+// the child, reads its frames on a reader thread (verified, never trusted), writes frames to it
+// without ever blocking the sender (a FrameOutbox), and reaps it: no zombies and no leaked
+// descriptors, whatever the order of deaths.
 //
 // Thread rule: send(), kill() and pid() are safe from any thread. The frame and death callbacks
 // run on the reader thread. The destructor must not run on the reader thread.
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "ipc/frame_codec.h"
+#include "ipc/frame_outbox.h"
 #include "util/result.h"
 
 namespace isolane {
@@ -36,7 +38,8 @@ class WorkerProcess {
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;
 
-  // Safe from any thread. Fails when the child is gone.
+  // Safe from any thread; never blocks. Fails when the child is gone. A child that stops reading
+  // altogether (its queue past FrameOutbox::kMaxQueuedBytes) is killed.
   Status send(const std::string& frame);
   // Safe from any thread. Signals the child unless it has been reaped.
   void kill(int signal);
@@ -54,8 +57,8 @@ class WorkerProcess {
   const std::size_t maxFrameBytes_;
   FrameHandler onFrame_;
   DeathHandler onDeath_;
-  std::mutex writeMutex_;   // one frame at a time on the socket
-  std::mutex reapMutex_;    // kill() never signals a reaped (possibly reused) pid
+  std::unique_ptr<FrameOutbox> out_;
+  std::mutex reapMutex_;  // kill() never signals a reaped (possibly reused) pid
   std::atomic<bool> reaped_{false};
   std::atomic<bool> silenced_{false};  // set by the destructor: no death callback then
   std::thread reader_;

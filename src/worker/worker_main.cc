@@ -7,45 +7,14 @@
 
 #include <cerrno>
 #include <fstream>
-#include <mutex>
 
 #include "ipc/frame_codec.h"
+#include "ipc/frame_outbox.h"
 #include "obs/console_log.h"
 #include "obs/log.h"
 
 namespace isolane {
 namespace {
-
-// Serialises frame writes from the reader thread (heartbeats, app loads) and the executor thread
-// (responses). A write error means the master is gone: the process exits.
-class FrameWriter {
- public:
-  explicit FrameWriter(int fd) : fd_(fd) {}
-
-  void send(const Result<std::string>& frame) {
-    if (!frame) {
-      logEvent(Level::kError, "cannot encode a frame", {{"error", frame.error()}});
-      return;
-    }
-    sendBytes(frame.value());
-  }
-
-  // Frames already encoded (several may be batched into one write).
-  void sendBytes(const std::string& bytes) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    std::size_t sent = 0;
-    while (sent < bytes.size()) {
-      ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) _exit(0);  // the master closed its end: nothing left to serve
-      sent += static_cast<std::size_t>(n);
-    }
-  }
-
- private:
-  const int fd_;
-  std::mutex mutex_;
-};
 
 std::uint64_t residentBytes() {
   std::ifstream statm("/proc/self/statm");
@@ -67,7 +36,7 @@ std::uint64_t cpuTimeMicros() {
 // cut the response.
 class FrameStreamSink final : public StreamSink {
  public:
-  FrameStreamSink(FrameWriter& out, std::uint64_t id, std::size_t max)
+  FrameStreamSink(FrameOutbox& out, std::uint64_t id, std::size_t max)
       : out_(out), id_(id), max_(max) {}
   void piece(std::string_view bytes) override { out_.send(encodeBodyChunk(id_, bytes, max_)); }
   void end() override { out_.send(encodeEnd(id_, max_)); }
@@ -76,14 +45,14 @@ class FrameStreamSink final : public StreamSink {
   }
 
  private:
-  FrameWriter& out_;
+  FrameOutbox& out_;
   const std::uint64_t id_;
   const std::size_t max_;
 };
 
 // Head, chunks and end go out in one write: one syscall for a small response, not three. The
 // head of a streamed body goes alone; its pieces follow through FrameStreamSink.
-void sendResponse(FrameWriter& out, std::uint64_t id, const AppResponse& r, std::size_t max) {
+void sendResponse(FrameOutbox& out, std::uint64_t id, const AppResponse& r, std::size_t max) {
   if (r.failure == FailureKind::kNone && r.body.size() > kMaxResponseBodyBytes) {
     out.send(encodeFailure(id, FailureKind::kInternal,
                            "response body of " + std::to_string(r.body.size()) +
@@ -102,7 +71,7 @@ void sendResponse(FrameWriter& out, std::uint64_t id, const AppResponse& r, std:
     return;
   }
   if (r.streamed) {
-    out.sendBytes(head.value());
+    out.sendBytes(std::move(head.value()));
     return;
   }
   std::string batch = std::move(head.value());
@@ -115,12 +84,12 @@ void sendResponse(FrameWriter& out, std::uint64_t id, const AppResponse& r, std:
     }
     batch += chunk.value();
     if (batch.size() >= kBodyChunkBytes) {
-      out.sendBytes(batch);
+      out.sendBytes(std::move(batch));
       batch.clear();
     }
   }
   batch += encodeEnd(id, max).value();
-  out.sendBytes(batch);
+  out.sendBytes(std::move(batch));
 }
 
 }  // namespace
@@ -128,7 +97,11 @@ void sendResponse(FrameWriter& out, std::uint64_t id, const AppResponse& r, std:
 int runWorkerProcess(const WorkerProcessOptions& options) {
   signal(SIGPIPE, SIG_IGN);
   const std::size_t max = options.maxFrameBytes ? options.maxFrameBytes : kDefaultMaxFrameBytes;
-  FrameWriter out(options.fd);
+  // The master is gone or no longer reads: nothing left to serve.
+  FrameOutbox out(options.fd, [](const std::string& why) {
+    logEvent(Level::kError, "cannot write to the master; exiting", {{"reason", why}});
+    _exit(0);
+  });
   out.send(encodeHello(static_cast<std::int32_t>(getpid()), max));
 
   ConsoleLog console;

@@ -1,0 +1,119 @@
+#include "ipc/frame_outbox.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+
+#include "obs/log.h"
+
+namespace isolane {
+
+FrameOutbox::FrameOutbox(int fd, std::function<void(const std::string& why)> onBroken)
+    : fd_(fd), onBroken_(std::move(onBroken)) {
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "isolane-out");
+    flushLoop();
+  });
+}
+
+FrameOutbox::~FrameOutbox() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+void FrameOutbox::send(const Result<std::string>& frame) {
+  if (!frame) {
+    logEvent(Level::kError, "cannot encode a frame", {{"error", frame.error()}});
+    return;
+  }
+  sendBytes(frame.value());
+}
+
+void FrameOutbox::breakLocked(std::unique_lock<std::mutex>& lock, const std::string& why) {
+  if (broken_) return;
+  broken_ = true;
+  queue_.clear();
+  queued_ = 0;
+  frontSent_ = 0;
+  lock.unlock();
+  if (onBroken_) onBroken_(why);
+  lock.lock();
+}
+
+void FrameOutbox::sendBytes(std::string bytes) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (broken_) return;
+  if (queue_.empty()) {
+    // The common case: the socket has room, and the frame leaves now, from this thread.
+    std::size_t sent = 0;
+    while (sent < bytes.size()) {
+      ssize_t n =
+          ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n > 0) {
+        sent += static_cast<std::size_t>(n);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+      return breakLocked(lock, "the other end closed the socket");
+    }
+    if (sent == bytes.size()) return;
+    bytes.erase(0, sent);
+  }
+  queued_ += bytes.size();
+  if (queued_ > kMaxQueuedBytes) {
+    return breakLocked(lock, "the other end stopped reading (" + std::to_string(queued_ >> 20) +
+                                 " MiB of frames waiting)");
+  }
+  queue_.push_back(std::move(bytes));
+  lock.unlock();
+  wake_.notify_one();
+}
+
+void FrameOutbox::flushLoop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  auto stopBy = std::chrono::steady_clock::time_point::max();
+  for (;;) {
+    wake_.wait(lock, [this] { return stopping_ || (!queue_.empty() && !broken_); });
+    if (queue_.empty() || broken_) return;  // stopping, with nothing left to write
+    if (stopping_ && stopBy == std::chrono::steady_clock::time_point::max()) {
+      stopBy = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    }
+    if (std::chrono::steady_clock::now() > stopBy) return;
+    // Write the head of the queue without the lock; senders append behind it meanwhile.
+    const std::string& front = queue_.front();
+    const char* data = front.data() + frontSent_;
+    std::size_t left = front.size() - frontSent_;
+    lock.unlock();
+    pollfd pfd{fd_, POLLOUT, 0};
+    int ready = ::poll(&pfd, 1, 100);
+    ssize_t n = 0;
+    if (ready > 0) n = ::send(fd_, data, left, MSG_NOSIGNAL | MSG_DONTWAIT);
+    int error = errno;
+    lock.lock();
+    if (broken_) continue;
+    if ((ready < 0 && error != EINTR) ||
+        (ready > 0 && n < 0 && error != EAGAIN && error != EWOULDBLOCK && error != EINTR) ||
+        (ready > 0 && (pfd.revents & (POLLERR | POLLHUP)) && n <= 0)) {
+      breakLocked(lock, "the other end closed the socket");
+      continue;
+    }
+    if (n > 0) {
+      frontSent_ += static_cast<std::size_t>(n);
+      queued_ -= static_cast<std::size_t>(n);
+      if (frontSent_ == queue_.front().size()) {
+        queue_.pop_front();
+        frontSent_ = 0;
+      }
+    }
+  }
+}
+
+}  // namespace isolane

@@ -1,0 +1,57 @@
+#pragma once
+// FrameOutbox: the writing end of a master <-> worker socket. Whoever sends never blocks on the
+// socket: a frame is written at once when the socket takes it, and otherwise queued for the
+// outbox's own thread, which writes it when the socket is writable. Order is kept across threads.
+// In a worker, the executor (answers, streamed pieces) and the reader (heartbeat answers) send
+// through it; in the master, reactor threads (requests, credit, cancels) and the supervisor.
+//
+// The queue is bounded: streamed bodies are bounded by credit, whole bodies by their limits, so a
+// queue past kMaxQueuedBytes means the other side stopped reading altogether. The socket is then
+// given up on, as on a write error: `onBroken` says why (a worker exits; the master kills the
+// worker, whose death answers its requests), and later sends are dropped.
+//
+// Thread rule: send() and sendBytes() are safe from any thread.
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "util/result.h"
+
+namespace isolane {
+
+class FrameOutbox {
+ public:
+  static constexpr std::size_t kMaxQueuedBytes = std::size_t{512} << 20;
+
+  FrameOutbox(int fd, std::function<void(const std::string& why)> onBroken);
+  ~FrameOutbox();  // flushes what is queued (for up to a second), then stops the thread
+  FrameOutbox(const FrameOutbox&) = delete;
+  FrameOutbox& operator=(const FrameOutbox&) = delete;
+
+  // An encoded frame, or an encoding error (logged; nothing is sent).
+  void send(const Result<std::string>& frame);
+  // Frames already encoded (several may be batched into one write).
+  void sendBytes(std::string bytes);
+
+ private:
+  void flushLoop();
+  void breakLocked(std::unique_lock<std::mutex>& lock, const std::string& why);
+
+  const int fd_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::string> queue_;  // waiting for the socket, in order
+  std::size_t queued_ = 0;
+  std::size_t frontSent_ = 0;  // bytes of queue_.front() already written
+  bool stopping_ = false;
+  bool broken_ = false;
+  const std::function<void(const std::string& why)> onBroken_;
+  std::thread thread_;
+};
+
+}  // namespace isolane

@@ -1,0 +1,148 @@
+// The pieces that carry a streamed body and the frames of the master <-> worker socket: BodyPipe
+// (credit, abandonment, failure) and FrameOutbox (a sender never blocks, order is kept, a peer
+// that stops reading is given up on).
+
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "ipc/body_pipe.h"
+#include "ipc/frame_codec.h"
+#include "ipc/frame_outbox.h"
+
+namespace isolane {
+namespace {
+
+TEST(BodyPipe, CreditComesBackAsTheConsumerAcknowledges) {
+  std::size_t credited = 0;
+  BodyPipe pipe([&](std::size_t n) { credited += n; });
+  int ready = 0;
+  pipe.setReady([&] { ++ready; });
+  ASSERT_TRUE(pipe.push(std::string(1000, 'a')));
+  ASSERT_TRUE(pipe.push(std::string(500, 'b')));
+  EXPECT_EQ(ready, 1) << "one wake until the consumer takes";
+  std::string piece;
+  ASSERT_EQ(pipe.take(&piece), BodyPipe::Take::kPiece);
+  EXPECT_EQ(piece, std::string(1000, 'a'));
+  pipe.acknowledge(1000);
+  EXPECT_EQ(credited, 1000u);
+  ASSERT_EQ(pipe.take(&piece), BodyPipe::Take::kPiece);
+  EXPECT_EQ(pipe.take(&piece), BodyPipe::Take::kEmpty);
+  pipe.end();
+  EXPECT_EQ(ready, 2);
+  EXPECT_EQ(pipe.take(&piece), BodyPipe::Take::kEnd);
+}
+
+TEST(BodyPipe, AProducerPastItsWindowIsRefused) {
+  BodyPipe pipe([](std::size_t) {});
+  std::string piece(kStreamPieceBytes, 'x');
+  std::size_t pushed = 0;
+  while (pipe.push(piece)) pushed += piece.size();
+  // One window, plus the one piece that may overshoot it.
+  EXPECT_EQ(pushed, kStreamWindowBytes + kStreamPieceBytes);
+  EXPECT_TRUE(pipe.producerBlocked());
+  EXPECT_FALSE(pipe.push(std::string(kStreamPieceBytes + 1, 'y'))) << "pieces are at most 64 KiB";
+  EXPECT_EQ(pipe.bufferedBytes(), pushed);
+}
+
+TEST(BodyPipe, AnAbandonedPipeDropsWhatItHoldsAndCreditsItBack) {
+  std::size_t credited = 0;
+  BodyPipe pipe([&](std::size_t n) { credited += n; });
+  pipe.push(std::string(3000, 'a'));
+  pipe.abandon();
+  EXPECT_EQ(credited, 3000u);
+  EXPECT_EQ(pipe.bufferedBytes(), 0u);
+  EXPECT_TRUE(pipe.push(std::string(100, 'b')));  // dropped, and credited at once
+  EXPECT_EQ(credited, 3100u);
+}
+
+TEST(BodyPipe, AFailureCutsTheBodyEvenWithPiecesBuffered) {
+  BodyPipe pipe([](std::size_t) {});
+  pipe.push("abc");
+  pipe.fail("the worker died");
+  std::string piece;
+  EXPECT_EQ(pipe.take(&piece), BodyPipe::Take::kFailed);
+  EXPECT_EQ(piece, "the worker died");
+  EXPECT_FALSE(pipe.push("more"));
+}
+
+class Socketpair {
+ public:
+  Socketpair() { EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0); }
+  ~Socketpair() {
+    for (int fd : fds) {
+      if (fd >= 0) ::close(fd);
+    }
+  }
+  int fds[2] = {-1, -1};
+};
+
+std::string readAll(int fd, std::size_t n) {
+  std::string out;
+  char buffer[65536];
+  while (out.size() < n) {
+    ssize_t got = ::read(fd, buffer, sizeof buffer);
+    if (got <= 0) break;
+    out.append(buffer, static_cast<std::size_t>(got));
+  }
+  return out;
+}
+
+TEST(FrameOutbox, ASenderNeverBlocksAndOrderIsKept) {
+  Socketpair sp;
+  FrameOutbox out(sp.fds[0], [](const std::string&) {});
+  // Far more than a socket buffer holds, with nobody reading: every call returns at once.
+  std::string expected;
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 64; ++i) {
+    std::string frame(64 * 1024, static_cast<char>('a' + i % 26));
+    expected += frame;
+    out.sendBytes(frame);
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  EXPECT_EQ(readAll(sp.fds[1], expected.size()), expected);
+}
+
+TEST(FrameOutbox, APeerThatClosesBreaksTheOutbox) {
+  Socketpair sp;
+  std::atomic<int> broken{0};
+  FrameOutbox out(sp.fds[0], [&](const std::string&) { ++broken; });
+  ::close(sp.fds[1]);
+  sp.fds[1] = -1;
+  out.sendBytes("x");
+  for (int i = 0; i < 100 && broken == 0; ++i) {
+    out.sendBytes(std::string(1 << 20, 'y'));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(broken, 1);
+  out.sendBytes("after");  // dropped, no second report
+  EXPECT_EQ(broken, 1);
+}
+
+TEST(Frames, CreditAndStreamedHeadRoundTrip) {
+  AppResponse head;
+  head.status = 200;
+  head.streamed = true;
+  auto bytes = encodeResponseHead(7, head, kDefaultMaxFrameBytes);
+  ASSERT_TRUE(bytes);
+  FrameReader reader(kDefaultMaxFrameBytes);
+  reader.append(bytes.value().data(), bytes.value().size());
+  auto credit = encodeCredit(7, 65536, kDefaultMaxFrameBytes);
+  ASSERT_TRUE(credit);
+  reader.append(credit.value().data(), credit.value().size());
+  const wire::Frame* f = nullptr;
+  std::string error;
+  ASSERT_EQ(reader.next(&f, &error), FrameReader::Next::kFrame);
+  EXPECT_TRUE(f->message_as_ResponseHead()->streamed());
+  ASSERT_EQ(reader.next(&f, &error), FrameReader::Next::kFrame);
+  EXPECT_EQ(f->message_as_Credit()->id(), 7u);
+  EXPECT_EQ(f->message_as_Credit()->bytes(), 65536u);
+}
+
+}  // namespace
+}  // namespace isolane
