@@ -6,6 +6,8 @@ const EXAMPLES = [
   { href: "/router/", title: "hono-router", about: "an app built on the Hono router, bundled with esbuild" },
   { href: "/router/hello/isolane", title: "hono-router: /hello/:name", about: "a route parameter plus the GREETING var from isolane.toml" },
   { href: "/ssr", title: "react-ssr", about: "a product list server-rendered with React 18 (try /ssr?n=300)" },
+  { href: "/ssr/stream", title: "react-ssr: streamed", about: "a page streamed with renderToReadableStream: the shell at once, a <Suspense> boundary later" },
+  { href: "/sse", title: "sse", about: "server-sent events: a clock streamed as text/event-stream, shown by an EventSource" },
 ];
 
 function escapeHtml(s) {

@@ -4,12 +4,15 @@
 #include <signal.h>
 
 #include <boost/beast/http/status.hpp>
+#include <condition_variable>
 #include <fstream>
 #include <future>
 #include <iostream>
+#include <mutex>
 #include <sstream>
 
 #include "cli/commands.h"
+#include "ipc/body_pipe.h"
 #include "obs/console_log.h"
 #include "server/config.h"
 #include "server/server.h"
@@ -17,6 +20,38 @@
 
 namespace isolane {
 namespace {
+
+// A streamed body, read to its end (each piece acknowledged, so the app keeps producing). False
+// with `error` set when the stream was cut.
+bool readStream(BodyPipe& pipe, std::string* body, std::string* error) {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool ready = false;
+  pipe.setReady([&] {
+    std::lock_guard<std::mutex> lock(mutex);
+    ready = true;
+    cv.notify_one();
+  });
+  std::string piece;
+  for (;;) {
+    switch (pipe.take(&piece)) {
+      case BodyPipe::Take::kPiece:
+        body->append(piece);
+        pipe.acknowledge(piece.size());
+        continue;
+      case BodyPipe::Take::kEnd:
+        return true;
+      case BodyPipe::Take::kFailed:
+        *error = piece;
+        return false;
+      case BodyPipe::Take::kEmpty: {
+        std::unique_lock<std::mutex> lock(mutex);
+        cv.wait(lock, [&] { return ready; });
+        ready = false;
+      }
+    }
+  }
+}
 
 int runOnce(const RunArgs& args) {
   ServerConfig config;
@@ -67,6 +102,14 @@ int runOnce(const RunArgs& args) {
     std::promise<AppResponse> answer;
     backend->submit(req, [&](AppResponse out) { answer.set_value(std::move(out)); });
     r = answer.get_future().get();
+    if (r.stream) {
+      std::string error;
+      if (!readStream(*r.stream, &r.body, &error)) {
+        r = AppResponse::failed(FailureKind::kHandlerError,
+                                "the response stream was cut: " + error);
+      }
+      r.stream.reset();
+    }
   }
   backend->stop();
   if (r.failure != FailureKind::kNone) {

@@ -106,7 +106,12 @@ void HttpSession::pumpStream() {
       return writeStreamPieces(std::move(pieces), bytes, false);
     }
     if (t == BodyPipe::Take::kFailed) return cutStream("failed", piece);
-    if (t == BodyPipe::Take::kEnd) return writeStreamPieces(std::move(pieces), bytes, true);
+    if (t == BodyPipe::Take::kEnd) {
+      // A body shorter than its Content-Length: what came still goes out before the cut (the end
+      // stays in the pipe for the next pump).
+      bool shortBody = streamLength_ && streamSent_ + bytes != *streamLength_;
+      return writeStreamPieces(std::move(pieces), bytes, !(shortBody && bytes > 0));
+    }
     // kEmpty: the pipe calls back when there is more.
     if (!pieces.empty()) writeStreamPieces(std::move(pieces), bytes, false);
     return;

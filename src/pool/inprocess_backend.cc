@@ -1,5 +1,7 @@
 #include "pool/inprocess_backend.h"
 
+#include <algorithm>
+
 #include "ipc/body_pipe.h"
 
 namespace isolane {
@@ -10,8 +12,17 @@ namespace {
 // when a response streams.
 class PipeSink final : public StreamSink {
  public:
-  PipeSink(std::weak_ptr<Executor> executor, std::uint64_t key)
-      : executor_(std::move(executor)), key_(key) {}
+  PipeSink(std::weak_ptr<Executor> executor, std::uint64_t key, std::shared_ptr<StreamCount> count)
+      : executor_(std::move(executor)), key_(key), count_(std::move(count)) {}
+  ~PipeSink() override { release(); }
+
+  // The request holds a place under the stream cap until its body ends.
+  void holdPlace() { holding_ = true; }
+  void release() {
+    if (holding_) count_->give();
+    holding_ = false;
+  }
+  bool holdsPlace() const { return holding_; }
 
   // Executor thread, at the head of a streamed body.
   std::shared_ptr<BodyPipe> pipe() {
@@ -23,18 +34,27 @@ class PipeSink final : public StreamSink {
     return pipe_;
   }
   void piece(std::string_view bytes) override { pipe()->push(std::string(bytes)); }
-  void end() override { pipe()->end(); }
-  void abort(FailureKind, const std::string& detail) override { pipe()->fail(detail); }
+  void end() override {
+    pipe()->end();
+    release();
+  }
+  void abort(FailureKind, const std::string& detail) override {
+    pipe()->fail(detail);
+    release();
+  }
 
  private:
   const std::weak_ptr<Executor> executor_;
   const std::uint64_t key_;
+  const std::shared_ptr<StreamCount> count_;
+  bool holding_ = false;  // executor thread only, after submit
   std::shared_ptr<BodyPipe> pipe_;
 };
 
 }  // namespace
 
-InProcessBackend::InProcessBackend(const InProcessOptions& options, LogSink& log) {
+InProcessBackend::InProcessBackend(const InProcessOptions& options, LogSink& log)
+    : streams_(std::make_shared<StreamCount>(options.streamMaxInflight)) {
   std::size_t n = options.threads == 0 ? 1 : options.threads;
   for (std::size_t i = 0; i < n; ++i) {
     executors_.push_back(std::make_shared<Executor>(options.executor, log));
@@ -44,6 +64,9 @@ InProcessBackend::InProcessBackend(const InProcessOptions& options, LogSink& log
 InProcessBackend::~InProcessBackend() { stop(); }
 
 Status InProcessBackend::start(const std::vector<AppSpec>& apps) {
+  for (const AppSpec& app : apps) {
+    if (app.streaming) streamingApps_.push_back(app.name);
+  }
   for (auto& executor : executors_) {
     for (const AppSpec& app : apps) {
       Status s = executor->loadApp(app);
@@ -60,16 +83,47 @@ std::uint64_t InProcessBackend::submit(AppRequest request, std::function<void(Ap
     if (executors_[i]->pending() < executors_[best]->pending()) best = i;
   }
   std::uint64_t key = nextKey_++ & ((1ull << 56) - 1);
-  std::shared_ptr<PipeSink> sink;
-  if (!executors_.empty()) sink = std::make_shared<PipeSink>(executors_[best], key);
+  if (executors_.empty()) {
+    done(AppResponse::shed("no-worker", "no executor"));
+    return 0;
+  }
+  auto sink = std::make_shared<PipeSink>(executors_[best], key, streams_);
+  // Requests of an app marked streaming take their place under the stream cap now; others when
+  // their head says the body streams.
+  if (std::find(streamingApps_.begin(), streamingApps_.end(), request.app) !=
+      streamingApps_.end()) {
+    if (!streams_->tryTake()) {
+      done(AppResponse::shed("stream-full", "shed: " + std::to_string(streams_->cap) +
+                                                " streams are open (stream_max_inflight)"));
+      return 0;
+    }
+    sink->holdPlace();
+  }
+  std::weak_ptr<Executor> executor = executors_[best];
   RequestJob job{std::move(request),
-                 [done = std::move(done), sink](AppResponse r) {
-                   if (r.streamed) r.stream = sink->pipe();
+                 [done = std::move(done), sink, executor, key, streams = streams_](AppResponse r) {
+                   if (r.streamed && !sink->holdsPlace()) {
+                     if (streams->tryTake()) {
+                       sink->holdPlace();
+                     } else {
+                       // Refused before anything reached the client: 503, and the app's
+                       // stream is cancelled.
+                       if (auto e = executor.lock()) e->cancel(key);
+                       r = AppResponse::shed("stream-full",
+                                             "shed: " + std::to_string(streams->cap) +
+                                                 " streams are open (stream_max_inflight)");
+                     }
+                   }
+                   if (r.streamed) {
+                     r.stream = sink->pipe();
+                   } else if (!r.streamed) {
+                     sink->release();  // answered whole: no stream holds the place
+                   }
                    done(std::move(r));
                  },
                  key};
   job.sink = sink;
-  if (executors_.empty() || !executors_[best]->submit(job)) {
+  if (!executors_[best]->submit(job)) {
     job.done(AppResponse::shed("queue-full", "the executor queue is full"));
     return 0;
   }

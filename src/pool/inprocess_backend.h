@@ -3,7 +3,9 @@
 // thread, one isolate) per `threads`; every app is loaded into every executor, and a request goes
 // to the executor with the fewest pending requests.
 
+#include <atomic>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "pool/backend.h"
@@ -11,8 +13,25 @@
 
 namespace isolane {
 
+// A count bounded by a cap, safe from any thread.
+struct StreamCount {
+  explicit StreamCount(std::size_t cap) : cap(cap) {}
+  bool tryTake() {
+    std::size_t cur = open.load(std::memory_order_relaxed);
+    while (cur < cap) {
+      if (open.compare_exchange_weak(cur, cur + 1, std::memory_order_acq_rel)) return true;
+    }
+    return false;
+  }
+  void give() { open.fetch_sub(1, std::memory_order_acq_rel); }
+  const std::size_t cap;
+  std::atomic<std::size_t> open{0};
+};
+
 struct InProcessOptions {
   std::size_t threads = 1;
+  // Streamed responses in flight (see PoolOptions::streamMaxInflight).
+  std::size_t streamMaxInflight = 10'000;
   ExecutorOptions executor;
 };
 
@@ -33,6 +52,10 @@ class InProcessBackend final : public Backend {
   // front may hold the body after the backend is gone.
   std::vector<std::shared_ptr<Executor>> executors_;
   std::atomic<std::uint64_t> nextKey_{1};
+  // Streams held against streamMaxInflight; shared with the sinks, which give a stream's place
+  // back when it ends, possibly after the backend is gone.
+  std::shared_ptr<StreamCount> streams_;
+  std::vector<std::string> streamingApps_;
 };
 
 }  // namespace isolane

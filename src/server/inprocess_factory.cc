@@ -8,6 +8,7 @@ namespace isolane {
 std::unique_ptr<Backend> makeInProcessBackend(const ServerConfig& config, LogSink& log) {
   InProcessOptions options;
   options.threads = config.executorThreads;
+  options.streamMaxInflight = config.pool.streamMaxInflight;
   options.executor.queueCapacity = config.queueCapacity;
   options.executor.loop.limits.heapMb = config.heapLimitMb;
   options.executor.loop.cpuLimit = config.requestCpuLimit;

@@ -1,9 +1,15 @@
 // The real server on port 0, spoken to over HTTP: examples, keep-alive, pipelining, chunked
 // bodies, protocol limits, failing and hostile handlers, many clients at once.
 
+#include "server/server.h"
+
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "e2e/http_client.h"
@@ -11,7 +17,6 @@
 #include "front/http_server.h"
 #include "obs/console_log.h"
 #include "pool/subprocess_backend.h"
-#include "server/server.h"
 
 namespace isolane {
 namespace {
@@ -82,6 +87,106 @@ TEST_F(ServerTest, ExamplesAnswer) {
   r = get(port_, "/");
   EXPECT_EQ(r.result_int(), 200);
   EXPECT_NE(r.body().find("/ssr"), std::string::npos);
+  EXPECT_NE(r.body().find("/sse"), std::string::npos);
+
+  // React streamed: the whole response holds the shell's fallback and the late boundary.
+  r = get(port_, "/ssr/stream?delay_ms=50");
+  EXPECT_EQ(r.result_int(), 200);
+  EXPECT_NE(r[http::field::content_type].find("text/html"), std::string::npos);
+  EXPECT_EQ(r.body().rfind("<!DOCTYPE html>", 0), 0u) << r.body().substr(0, 200);
+  EXPECT_NE(r.body().find("Loading deals"), std::string::npos) << r.body();
+  EXPECT_NE(r.body().find("Deals loaded after"), std::string::npos) << r.body();
+  EXPECT_NE(r.body().find("</html>"), std::string::npos);
+
+  // Server-sent events: a page whose EventSource points under the mount prefix, and a stream.
+  r = get(port_, "/sse");
+  EXPECT_EQ(r.result_int(), 200);
+  EXPECT_NE(r.body().find("EventSource"), std::string::npos) << r.body();
+  EXPECT_NE(r.body().find(R"(data-events="/sse/events")"), std::string::npos) << r.body();
+
+  r = get(port_, "/sse/events?interval_ms=20&count=3");
+  EXPECT_EQ(r.result_int(), 200);
+  EXPECT_EQ(r[http::field::content_type], "text/event-stream");
+  EXPECT_EQ(r[http::field::cache_control], "no-store");
+  EXPECT_EQ(r.body().rfind(": ok\n", 0), 0u) << r.body();
+  auto count = [](const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count(r.body(), "\ndata: "), 3u) << r.body();
+  for (const char* id : {"id: 1\ndata: ", "id: 2\ndata: ", "id: 3\ndata: "}) {
+    EXPECT_NE(r.body().find(id), std::string::npos) << id << " in " << r.body();
+  }
+  EXPECT_EQ(r.body().find("id: 4"), std::string::npos) << r.body();
+
+  // A reconnecting EventSource names the last id it saw: counting goes on after it.
+  HttpConnection again(port_);
+  r = again.request("GET", "/sse/events?interval_ms=20&count=2", "", "Last-Event-ID: 41\r\n");
+  EXPECT_EQ(r.result_int(), 200);
+  EXPECT_NE(r.body().find("id: 42\ndata: "), std::string::npos) << r.body();
+  EXPECT_NE(r.body().find("id: 43\ndata: "), std::string::npos) << r.body();
+  EXPECT_EQ(count(r.body(), "\ndata: "), 2u) << r.body();
+}
+
+// Reads a streamed response from a raw socket, noting when the awaited bytes arrived.
+class TimedReader {
+ public:
+  explicit TimedReader(std::uint16_t port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  }
+  ~TimedReader() { ::close(fd_); }
+
+  void send(const std::string& raw) {
+    ASSERT_EQ(::send(fd_, raw.data(), raw.size(), MSG_NOSIGNAL), static_cast<ssize_t>(raw.size()));
+  }
+
+  // Reads until `needle` has arrived (true) or `limit` passed or the connection closed (false).
+  bool readUntil(const std::string& needle, std::chrono::milliseconds limit) {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    while (data.find(needle) == std::string::npos) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      deadline - std::chrono::steady_clock::now())
+                      .count();
+      if (left <= 0) return false;
+      timeval tv{static_cast<long>(left / 1000), static_cast<long>(left % 1000) * 1000};
+      setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+      char buffer[65536];
+      ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
+      if (n <= 0) return data.find(needle) != std::string::npos;
+      data.append(buffer, static_cast<std::size_t>(n));
+    }
+    return true;
+  }
+
+  std::string data;
+
+ private:
+  int fd_ = -1;
+};
+
+TEST_F(ServerTest, ExampleReactStreamSendsTheShellBeforeTheBoundary) {
+  auto loaded = loadConfigFile(ISOLANE_SOURCE_DIR "/examples/isolane.toml");
+  ASSERT_TRUE(loaded) << loaded.error();
+  start(std::move(loaded.value()));
+  using std::chrono::milliseconds;
+  using Clock = std::chrono::steady_clock;
+
+  TimedReader c(port_);
+  c.send("GET /ssr/stream?delay_ms=600 HTTP/1.1\r\nHost: localhost\r\n\r\n");
+  ASSERT_TRUE(c.readUntil("Loading deals", milliseconds(10'000))) << c.data;
+  auto shell = Clock::now();
+  EXPECT_NE(c.data.find("Transfer-Encoding: chunked"), std::string::npos) << c.data;
+  EXPECT_EQ(c.data.find("Deals loaded after"), std::string::npos) << "the page arrived whole";
+  ASSERT_TRUE(c.readUntil("\r\n0\r\n\r\n", milliseconds(10'000))) << c.data;
+  auto end = Clock::now();
+  EXPECT_NE(c.data.find("Deals loaded after"), std::string::npos) << c.data;
+  EXPECT_GE(end - shell, milliseconds(150)) << "the fallback came with the boundary";
 }
 
 TEST_F(ServerTest, KeepAliveServesSeveralRequestsOnOneConnection) {
@@ -99,7 +204,8 @@ TEST_F(ServerTest, PipelinedRequestsAreAnsweredInOrder) {
   startDefault();
   HttpConnection c(port_);
   std::string raw;
-  for (int i = 0; i < 4; ++i) raw += "GET /hello/p" + std::to_string(i) + " HTTP/1.1\r\nHost: x\r\n\r\n";
+  for (int i = 0; i < 4; ++i)
+    raw += "GET /hello/p" + std::to_string(i) + " HTTP/1.1\r\nHost: x\r\n\r\n";
   c.send(raw);
   for (int i = 0; i < 4; ++i) EXPECT_EQ(c.read().body(), "hello /p" + std::to_string(i));
 }
@@ -213,8 +319,8 @@ TEST_F(ServerTest, ThrowingHandlerIs500WithRequestIdAndTheNextRequestSucceeds) {
 
 TEST_F(ServerTest, HostileHandlersFailAloneAndOtherAppsKeepServing) {
   startDefault();
-  for (const char* path : {"/hostile/loop", "/hostile/recursion", "/hostile/huge-string",
-                           "/hostile/heap-bomb"}) {
+  for (const char* path :
+       {"/hostile/loop", "/hostile/recursion", "/hostile/huge-string", "/hostile/heap-bomb"}) {
     Response r = get(port_, path);
     EXPECT_EQ(r.result_int(), 500) << path;
     EXPECT_EQ(get(port_, "/hello/alive").body(), "hello /alive") << "after " << path;

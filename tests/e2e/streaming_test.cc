@@ -1,7 +1,7 @@
-// Streamed responses end to end: the real server on port 0 (subprocess backend, one worker),
-// spoken to over raw sockets so that the tests see when each byte arrives. The fixture app
-// (fixtures/apps/stream.js) reports at /stats what it produced and why its streams were
-// cancelled.
+// Streamed responses end to end, in both backends: the real server on port 0 (one worker, or
+// one executor thread), spoken to over raw sockets so that the tests see when each byte arrives.
+// The fixture app (fixtures/apps/stream.js) reports at /stats what it produced and why its streams
+// were cancelled.
 
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -95,13 +95,15 @@ class RawClient {
   bool eof_ = false;
 };
 
-class StreamingTest : public ::testing::Test {
+class StreamingTest : public ::testing::TestWithParam<const char*> {
  protected:
   void start(ServerConfig config = {}) {
     config.listenPort = 0;
     config.adminPort = 0;
     config.workerBinary = ISOLANE_BINARY;
-    config.pool.size = 1;  // one worker: the app's /stats sees every stream
+    config.backend = GetParam();
+    config.pool.size = 1;  // one worker (or thread): the app's /stats sees every stream
+    config.executorThreads = 1;
     config.apps.push_back(test::fixtureApp("stream", "stream.js", "/"));
     server_ = std::make_unique<Server>(std::move(config));
     Status s = server_->start();
@@ -139,7 +141,7 @@ class StreamingTest : public ::testing::Test {
 
 constexpr const char* kLastChunk = "\r\n0\r\n\r\n";
 
-TEST_F(StreamingTest, EventsArriveAsTheyAreProducedNotAtTheEnd) {
+TEST_P(StreamingTest, EventsArriveAsTheyAreProducedNotAtTheEnd) {
   start();
   RawClient c(port_);
   auto sent = Clock::now();
@@ -162,7 +164,7 @@ TEST_F(StreamingTest, EventsArriveAsTheyAreProducedNotAtTheEnd) {
   EXPECT_TRUE(c.readUntil("hello\n", milliseconds(3000))) << c.data;
 }
 
-TEST_F(StreamingTest, BodiesAreFramedRightForEveryClient) {
+TEST_P(StreamingTest, BodiesAreFramedRightForEveryClient) {
   start();
   // Chunked, bigger than the window: 1,000 KiB in pieces.
   test::HttpConnection http(port_);
@@ -185,7 +187,7 @@ TEST_F(StreamingTest, BodiesAreFramedRightForEveryClient) {
   EXPECT_EQ(old.data.find("chunked"), std::string::npos) << old.data;
 }
 
-TEST_F(StreamingTest, ABodyShorterThanItsContentLengthEndsTheConnection) {
+TEST_P(StreamingTest, ABodyShorterThanItsContentLengthEndsTheConnection) {
   start();
   RawClient c(port_);
   c.get("/short");
@@ -195,7 +197,7 @@ TEST_F(StreamingTest, ABodyShorterThanItsContentLengthEndsTheConnection) {
   EXPECT_EQ(test::get(port_, "/hello").body(), "hello\n");
 }
 
-TEST_F(StreamingTest, ASlowReaderStopsTheAppsPull) {
+TEST_P(StreamingTest, ASlowReaderStopsTheAppsPull) {
   start();
   RawClient slow(port_, 4096);
   slow.get("/endless");
@@ -218,7 +220,7 @@ TEST_F(StreamingTest, ASlowReaderStopsTheAppsPull) {
   EXPECT_TRUE(waitForCancel("AbortError", milliseconds(3000)));
 }
 
-TEST_F(StreamingTest, AClientThatGoesAwayCancelsTheAppsStream) {
+TEST_P(StreamingTest, AClientThatGoesAwayCancelsTheAppsStream) {
   start();
   RawClient c(port_);
   c.get("/sse?n=100000&ms=20");
@@ -231,7 +233,7 @@ TEST_F(StreamingTest, AClientThatGoesAwayCancelsTheAppsStream) {
   EXPECT_GE(static_cast<int>(stats()["aborted"]), 1) << "request.signal did not abort";
 }
 
-TEST_F(StreamingTest, AStreamThatStallsIsEndedAtItsIdleLimit) {
+TEST_P(StreamingTest, AStreamThatStallsIsEndedAtItsIdleLimit) {
   ServerConfig config;
   config.streamIdleTimeout = milliseconds(300);
   start(std::move(config));
@@ -245,7 +247,7 @@ TEST_F(StreamingTest, AStreamThatStallsIsEndedAtItsIdleLimit) {
   EXPECT_TRUE(waitForCancel("TimeoutError", milliseconds(3000))) << stats().dump();
 }
 
-TEST_F(StreamingTest, AStreamIsEndedAtItsTotalLimit) {
+TEST_P(StreamingTest, AStreamIsEndedAtItsTotalLimit) {
   ServerConfig config;
   config.streamMaxDuration = milliseconds(600);
   start(std::move(config));
@@ -259,7 +261,7 @@ TEST_F(StreamingTest, AStreamIsEndedAtItsTotalLimit) {
   EXPECT_TRUE(waitForCancel("TimeoutError", milliseconds(3000))) << stats().dump();
 }
 
-TEST_F(StreamingTest, AStreamThatFailsIsCutAndTheServerGoesOn) {
+TEST_P(StreamingTest, AStreamThatFailsIsCutAndTheServerGoesOn) {
   start();
   for (const char* target : {"/error", "/not-bytes"}) {
     RawClient c(port_);
@@ -271,7 +273,7 @@ TEST_F(StreamingTest, AStreamThatFailsIsCutAndTheServerGoesOn) {
   EXPECT_EQ(test::get(port_, "/hello").body(), "hello\n");
 }
 
-TEST_F(StreamingTest, AHeadRequestGetsTheHeadAndTheStreamIsCancelled) {
+TEST_P(StreamingTest, AHeadRequestGetsTheHeadAndTheStreamIsCancelled) {
   start();
   test::HttpConnection http(port_);
   http.send("HEAD /endless HTTP/1.1\r\nHost: localhost\r\n\r\n");
@@ -281,7 +283,7 @@ TEST_F(StreamingTest, AHeadRequestGetsTheHeadAndTheStreamIsCancelled) {
   EXPECT_TRUE(waitForCancel("AbortError", milliseconds(3000))) << stats().dump();
 }
 
-TEST_F(StreamingTest, StreamsHaveTheirOwnCapAndLeaveShortRequestsTheirRoom) {
+TEST_P(StreamingTest, StreamsHaveTheirOwnCapAndLeaveShortRequestsTheirRoom) {
   ServerConfig config;
   config.pool.maxInflight = 2;
   config.pool.streamMaxInflight = 2;
@@ -303,7 +305,7 @@ TEST_F(StreamingTest, StreamsHaveTheirOwnCapAndLeaveShortRequestsTheirRoom) {
   EXPECT_NE(again.body().find("data: 1"), std::string::npos);
 }
 
-TEST_F(StreamingTest, AnAppMarkedStreamingIsAdmittedAgainstTheStreamCap) {
+TEST_P(StreamingTest, AnAppMarkedStreamingIsAdmittedAgainstTheStreamCap) {
   ServerConfig config;
   config.pool.maxInflight = 1;
   config.pool.streamMaxInflight = 1;
@@ -318,6 +320,8 @@ TEST_F(StreamingTest, AnAppMarkedStreamingIsAdmittedAgainstTheStreamCap) {
   EXPECT_EQ(refused["x-isolane-shed"], "stream-full");
   EXPECT_EQ(test::get(port_, "/hello").result_int(), 200);
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, StreamingTest, ::testing::Values("subprocess", "inprocess"));
 
 }  // namespace
 }  // namespace isolane
