@@ -59,13 +59,13 @@ TEST(Config, ErrorsNameTheProblem) {
   ASSERT_FALSE(noModule);
   EXPECT_NE(noModule.error().find("'module' is required"), std::string::npos);
 
-  auto dup = parseConfig("[[app]]\nname='a'\nmodule='x'\n[[app]]\nname='a'\nmodule='y'\n", "/",
-                         "x.toml");
+  auto dup =
+      parseConfig("[[app]]\nname='a'\nmodule='x'\n[[app]]\nname='a'\nmodule='y'\n", "/", "x.toml");
   ASSERT_FALSE(dup);
   EXPECT_NE(dup.error().find("duplicate"), std::string::npos);
 
-  auto range = parseConfig("[server]\nmax_body_bytes=-1\n[[app]]\nname='a'\nmodule='x'\n", "/",
-                           "x.toml");
+  auto range =
+      parseConfig("[server]\nmax_body_bytes=-1\n[[app]]\nname='a'\nmodule='x'\n", "/", "x.toml");
   ASSERT_FALSE(range);
   EXPECT_NE(range.error().find("max_body_bytes"), std::string::npos);
 }
@@ -95,6 +95,56 @@ TEST(Config, EnvironmentOverrides) {
   EXPECT_NE(bad.error().find("ISOLANE_REQUEST_CPU_MS"), std::string::npos);
   unsetenv("ISOLANE_MAX_BODY_BYTES");
   unsetenv("ISOLANE_REQUEST_CPU_MS");
+}
+
+TEST(Config, StreamingSettings) {
+  auto c = parseConfig(R"(
+[server]
+stream_idle_timeout_ms = 1500
+stream_max_ms = 90000
+
+[pool]
+size = 4
+stream_max_inflight = 300
+streaming_lane = 2
+
+[[app]]
+name = "feed"
+module = "feed.js"
+streaming = true
+
+[[app]]
+name = "site"
+module = "site.js"
+route = "/site"
+)",
+                       "/base", "test.toml");
+  ASSERT_TRUE(c) << c.error();
+  EXPECT_EQ(c->streamIdleTimeout.count(), 1500);
+  EXPECT_EQ(c->streamMaxDuration.count(), 90000);
+  EXPECT_EQ(c->pool.streamMaxInflight, 300u);
+  EXPECT_EQ(c->pool.streamingLane, 2u);
+  EXPECT_TRUE(c->apps[0].streaming);
+  EXPECT_FALSE(c->apps[1].streaming);
+  // max_connections left at 0: room for every stream, every short request, and 1,024 idle.
+  EXPECT_EQ(c->maxConnections, 0u);
+  EXPECT_EQ(effectiveMaxConnections(*c), 300u + c->pool.maxInflight + 1024u);
+  ServerConfig defaults;
+  EXPECT_EQ(effectiveMaxConnections(defaults), 10'000u + 1024u + 1024u);
+
+  setenv("ISOLANE_STREAM_MAX_INFLIGHT", "20000", 1);
+  setenv("ISOLANE_STREAMING_LANE", "99", 1);  // clamped, as the pool numbers are
+  setenv("ISOLANE_STREAM_IDLE_TIMEOUT_MS", "250", 1);
+  setenv("ISOLANE_STREAM_MAX_MS", "5000", 1);
+  ASSERT_TRUE(applyEnvironment(*c));
+  EXPECT_EQ(c->pool.streamMaxInflight, 20000u);
+  EXPECT_EQ(c->pool.streamingLane, 15u);
+  EXPECT_EQ(c->streamIdleTimeout.count(), 250);
+  EXPECT_EQ(c->streamMaxDuration.count(), 5000);
+  for (const char* name : {"ISOLANE_STREAM_MAX_INFLIGHT", "ISOLANE_STREAMING_LANE",
+                           "ISOLANE_STREAM_IDLE_TIMEOUT_MS", "ISOLANE_STREAM_MAX_MS"}) {
+    unsetenv(name);
+  }
 }
 
 }  // namespace

@@ -30,6 +30,10 @@ struct PoolOptions {
   // A streamed body that sends nothing for this long while its client is ready for more is ended
   // by its worker; the master's last resort counts from its last chunk (see hangGrace).
   std::chrono::milliseconds streamIdleTimeout{60'000};
+  // Strict lanes: the last N slots take only requests of apps marked streaming, the others only
+  // the rest; nothing spills from one lane to the other. 0: one shared lane (the caps above
+  // still keep streams from taking the room of short requests). At most size - 1.
+  std::size_t streamingLane = 0;
   std::chrono::milliseconds queueTimeout{1'000};  // a queued request waits at most this
 
   std::chrono::milliseconds spawnTimeout{10'000};  // first heartbeat must arrive within

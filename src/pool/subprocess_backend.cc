@@ -39,6 +39,8 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
     };
     perSlot("isolane_worker_inflight", "Requests in flight per worker slot",
             [](const WorkerInfo& w) { return w.inFlight; });
+    perSlot("isolane_worker_streams", "Streamed responses in flight per worker slot",
+            [](const WorkerInfo& w) { return w.streams; });
     perSlot("isolane_worker_rss_bytes", "Resident memory per worker",
             [](const WorkerInfo& w) { return w.rssBytes; });
     perSlot("isolane_worker_heap_used_bytes", "V8 heap in use per worker",
@@ -115,6 +117,15 @@ void SubprocessBackend::forgetLocked(std::uint64_t id) {
   pending_.erase(it);
 }
 
+std::size_t SubprocessBackend::streamingLane() const {
+  // At least one slot stays in each lane.
+  return slots_.size() > 1 ? std::min(options_.streamingLane, slots_.size() - 1) : 0;
+}
+
+bool SubprocessBackend::inStreamingLane(const Slot& slot) const {
+  return lanes() && static_cast<std::size_t>(slot.index) >= slots_.size() - streamingLane();
+}
+
 bool SubprocessBackend::isStreamingApp(const std::string& app) const {
   for (const AppSpec& spec : apps_) {
     if (spec.name == app) return spec.streaming;
@@ -129,7 +140,7 @@ bool SubprocessBackend::isStreamingApp(const std::string& app) const {
 SubprocessBackend::Slot* SubprocessBackend::pickLocked(bool stream) {
   Slot* best = nullptr;
   for (auto& s : slots_) {
-    if (s->state != SlotState::kReady) continue;
+    if (s->state != SlotState::kReady || inStreamingLane(*s) != (stream && lanes())) continue;
     if (stream) {
       if (!best || s->streams < best->streams) best = s.get();
       continue;
@@ -309,7 +320,8 @@ std::vector<WorkerInfo> SubprocessBackend::workers() const {
   SteadyTime now = clock_.now();
   for (const auto& s : slots_) {
     out.push_back(WorkerInfo{s->index, s->state, s->proc ? s->proc->pid() : 0, s->inFlight,
-                             s->rssBytes, s->heapUsedBytes, s->heapLimitBytes, s->executions,
+                             s->streams, inStreamingLane(*s), s->rssBytes, s->heapUsedBytes,
+                             s->heapLimitBytes, s->executions,
                              s->state == SlotState::kEmpty && s->respawnAt > now});
   }
   return out;

@@ -33,6 +33,8 @@ struct WorkerInfo {
   SlotState state;
   pid_t pid;
   std::size_t inFlight;
+  std::size_t streams;
+  bool streamingLane;
   std::uint64_t rssBytes, heapUsedBytes, heapLimitBytes, executions;
   bool coolingDown;
 };
@@ -92,6 +94,10 @@ class SubprocessBackend final : public Backend {
                          std::unique_lock<std::mutex>& lock);
   SteadyTime streamHangDeadline() const;
   bool isStreamingApp(const std::string& app) const;
+  // Strict lanes (PoolOptions::streamingLane): how many slots serve streaming apps only.
+  std::size_t streamingLane() const;
+  bool lanes() const { return streamingLane() > 0; }
+  bool inStreamingLane(const Slot& slot) const;
 
   const PoolOptions options_;
   const Clock& clock_;

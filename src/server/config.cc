@@ -164,6 +164,7 @@ Result<ServerConfig> parseConfig(const std::string& text, const std::string& bas
         readInt(*pool, "worker_max_inflight", config.pool.workerMaxInflight, 1, 65536, where),
         readInt(*pool, "max_queue", config.pool.maxQueue, 0, 1 << 20, where),
         readInt(*pool, "stream_max_inflight", config.pool.streamMaxInflight, 1, 1 << 20, where),
+        readInt(*pool, "streaming_lane", config.pool.streamingLane, 0, 15, where),
         readMs(*pool, "queue_timeout_ms", config.pool.queueTimeout, where),
     };
     for (Status& s : checks) {
@@ -297,6 +298,7 @@ Status applyEnvironment(ServerConfig& config) {
       clampEnv("ISOLANE_WORKER_MAX_INFLIGHT", 1, 65536, config.pool.workerMaxInflight),
       clampEnv("ISOLANE_POOL_MAX_QUEUE", 0, 1 << 20, config.pool.maxQueue),
       clampEnv("ISOLANE_STREAM_MAX_INFLIGHT", 1, 1 << 20, config.pool.streamMaxInflight),
+      clampEnv("ISOLANE_STREAMING_LANE", 0, 15, config.pool.streamingLane),
       clampEnv("ISOLANE_POOL_QUEUE_TIMEOUT_MS", 1, 86'400'000, queueTimeout),
   };
   for (Status& s : poolChecks) {

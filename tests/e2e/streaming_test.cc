@@ -15,6 +15,7 @@
 
 #include "e2e/http_client.h"
 #include "e2e/test_apps.h"
+#include "pool/subprocess_backend.h"
 #include "server/server.h"
 
 namespace isolane {
@@ -97,12 +98,12 @@ class RawClient {
 
 class StreamingTest : public ::testing::TestWithParam<const char*> {
  protected:
-  void start(ServerConfig config = {}) {
+  void start(ServerConfig config = {}, std::size_t workers = 1) {
     config.listenPort = 0;
     config.adminPort = 0;
     config.workerBinary = ISOLANE_BINARY;
     config.backend = GetParam();
-    config.pool.size = 1;  // one worker (or thread): the app's /stats sees every stream
+    config.pool.size = workers;  // one by default: the app's /stats sees every stream
     config.executorThreads = 1;
     config.apps.push_back(test::fixtureApp("stream", "stream.js", "/"));
     server_ = std::make_unique<Server>(std::move(config));
@@ -319,6 +320,41 @@ TEST_P(StreamingTest, AnAppMarkedStreamingIsAdmittedAgainstTheStreamCap) {
   EXPECT_EQ(refused.result_int(), 503);
   EXPECT_EQ(refused["x-isolane-shed"], "stream-full");
   EXPECT_EQ(test::get(port_, "/hello").result_int(), 200);
+}
+
+TEST_P(StreamingTest, StrictLanesKeepStreamsAndShortRequestsApart) {
+  if (std::string(GetParam()) != "subprocess") GTEST_SKIP() << "lanes are slots of the pool";
+  ServerConfig config;
+  config.pool.streamingLane = 1;
+  config.apps.push_back(test::fixtureApp("feed", "stream.js", "/feed"));
+  config.apps.back().streaming = true;
+  start(std::move(config), 2);
+  auto& pool = dynamic_cast<SubprocessBackend&>(server_->backend());
+
+  RawClient a(port_), b(port_);
+  a.get("/feed/sse?n=100000&ms=50");
+  b.get("/feed/sse?n=100000&ms=50");
+  ASSERT_TRUE(a.readUntil(": open", milliseconds(5000)));
+  ASSERT_TRUE(b.readUntil(": open", milliseconds(5000)));
+  std::vector<std::unique_ptr<RawClient>> slow;
+  for (int i = 0; i < 3; ++i) {
+    slow.push_back(std::make_unique<RawClient>(port_));
+    slow.back()->get("/slow?ms=1500");
+  }
+  std::vector<WorkerInfo> info;
+  for (int i = 0; i < 200; ++i) {
+    info = pool.workers();
+    if (info[0].inFlight == 3) break;
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  ASSERT_EQ(info.size(), 2u);
+  EXPECT_FALSE(info[0].streamingLane);
+  EXPECT_TRUE(info[1].streamingLane);
+  EXPECT_EQ(info[0].inFlight, 3u) << "short requests go to the short lane only";
+  EXPECT_EQ(info[0].streams, 0u);
+  EXPECT_EQ(info[1].streams, 2u) << "streams go to the streaming lane only";
+  EXPECT_EQ(info[1].inFlight, 0u);
+  for (auto& c : slow) EXPECT_TRUE(c->readUntil("slow\n", milliseconds(5000)));
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StreamingTest, ::testing::Values("subprocess", "inprocess"));
