@@ -61,11 +61,13 @@ TEST(BodyPipe, AnAbandonedPipeDropsWhatItHoldsAndCreditsItBack) {
   EXPECT_EQ(credited, 3100u);
 }
 
-TEST(BodyPipe, AFailureCutsTheBodyEvenWithPiecesBuffered) {
+TEST(BodyPipe, AFailureComesAfterWhatWasPushedBeforeIt) {
   BodyPipe pipe([](std::size_t) {});
   pipe.push("abc");
   pipe.fail("the worker died");
   std::string piece;
+  EXPECT_EQ(pipe.take(&piece), BodyPipe::Take::kPiece);
+  EXPECT_EQ(piece, "abc");
   EXPECT_EQ(pipe.take(&piece), BodyPipe::Take::kFailed);
   EXPECT_EQ(piece, "the worker died");
   EXPECT_FALSE(pipe.push("more"));

@@ -48,3 +48,41 @@ export function jsloopMicros(iterations = 2000, rounds = 5) {
   if (sink === 0) throw new Error('unreachable');
   return times[Math.floor(times.length / 2)];
 }
+
+// "sse": server-sent events, one a second per client, each carrying the server's clock
+// (Date.now(), ms) so that the client (bench/sse_client.mjs, same machine and clock) can measure
+// delivery lag. A comment goes out at once, so that the head reaches the client before the first
+// event.
+export const SSE_INTERVAL_MS = 1000;
+export const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-store' };
+export const SSE_OPEN = ': ok\n\n';
+export function sseEvent() {
+  return `data: ${Date.now()}\n\n`;
+}
+
+// "ttfb": streamed server-side rendering. The shell of a page (~2 KiB of HTML) goes out at once,
+// the rest (~20 KiB) after an awaited 50 ms timer (standing in for a slow data source).
+export const TTFB_DELAY_MS = 50;
+function padTo(html, bytes, line) {
+  const parts = [html];
+  let size = html.length;
+  for (let i = 0; size < bytes; i++) {
+    const piece = line(i);
+    parts.push(piece);
+    size += piece.length;
+  }
+  return parts.join('');
+}
+export const TTFB_SHELL = padTo(
+  '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>Streamed page</title>\n<style>\n',
+  2048 - 60,
+  (i) => `.c${i} { margin: ${i % 9}px; padding: ${i % 5}px; color: #${(0x102030 + i * 997).toString(16).slice(-6)}; }\n`,
+) + '</style>\n</head>\n<body>\n<header>Shop</header>\n<main>\n';
+export const TTFB_REST = padTo(
+  '<ul class="products">\n',
+  20 * 1024 - 40,
+  (i) => `<li class="c${i % 40}"><a href="/p/${i + 1}">Product ${i + 1}</a> <b>${(499 + ((i * 7919) % 49500)) / 100}</b></li>\n`,
+) + '</ul>\n</main>\n</body>\n</html>\n';
+
+// "upload": POST bodies of this size; the answer is the byte count the server read.
+export const UPLOAD_BYTES = 10 * 1024 * 1024;

@@ -2,7 +2,8 @@
 // Request/Response adapter) producing the same bodies as the bench apps, from the same shared code
 // (bench/apps/shared.js, and for /ssr the bundled bench/apps/ssr/render.jsx).
 //   node node_server.mjs PORT [UPSTREAM_URL] [SSR_RENDER_MODULE]
-// Routes by path prefix: /json, /ssr?n=N, /async, /upstream, /stream; anything else is hello.
+// Routes by path prefix: /json, /ssr?n=N, /async, /upstream, /stream, /sse, /ttfb, /upload;
+// anything else is hello.
 // /upstream needs UPSTREAM_URL, /ssr needs SSR_RENDER_MODULE (build/bench/ssr-render.mjs); they
 // are optional so that cold start measures a bare hello server.
 import http from 'node:http';
@@ -10,7 +11,8 @@ import { once } from 'node:events';
 import { pathToFileURL } from 'node:url';
 import path from 'node:path';
 import {
-  ASYNC_BODY, ASYNC_DELAY_MS, HELLO, makeItems, STREAM_CHUNKS, streamChunk,
+  ASYNC_BODY, ASYNC_DELAY_MS, HELLO, makeItems, SSE_HEADERS, SSE_INTERVAL_MS, SSE_OPEN, sseEvent,
+  STREAM_CHUNKS, streamChunk, TTFB_DELAY_MS, TTFB_REST, TTFB_SHELL,
 } from '../apps/shared.js';
 
 const [port, upstream, ssrModule] = process.argv.slice(2);
@@ -41,6 +43,25 @@ async function handle(req, res) {
       if (!res.write(streamChunk(i))) await once(res, 'drain');
     }
     res.end();
+  } else if (url.startsWith('/sse')) {
+    // One event a second until the client goes away.
+    res.writeHead(200, SSE_HEADERS);
+    res.write(SSE_OPEN);
+    const timer = setInterval(() => res.write(sseEvent()), SSE_INTERVAL_MS);
+    res.on('close', () => clearInterval(timer));
+  } else if (url.startsWith('/ttfb')) {
+    // The shell at once, the rest after the timer.
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.write(TTFB_SHELL);
+    await new Promise((resolve) => setTimeout(resolve, TTFB_DELAY_MS));
+    res.end(TTFB_REST);
+  } else if (url.startsWith('/upload')) {
+    // The whole body in one buffer, as request.arrayBuffer() gives it.
+    const chunks = [];
+    for await (const chunk of req) chunks.push(chunk);
+    const body = Buffer.concat(chunks);
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end(`${body.length}\n`);
   } else {
     res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
     res.end(HELLO);

@@ -105,7 +105,11 @@ void HttpSession::pumpStream() {
       if (pieces.size() < kMaxPiecesPerWrite) continue;
       return writeStreamPieces(std::move(pieces), bytes, false);
     }
-    if (t == BodyPipe::Take::kFailed) return cutStream("failed", piece);
+    if (t == BodyPipe::Take::kFailed) {
+      // What came before the failure goes out first; the next pump sees the failure again.
+      if (!pieces.empty()) return writeStreamPieces(std::move(pieces), bytes, false);
+      return cutStream("failed", piece);
+    }
     if (t == BodyPipe::Take::kEnd) {
       // A body shorter than its Content-Length: what came still goes out before the cut (the end
       // stays in the pipe for the next pump).

@@ -57,16 +57,16 @@ void BodyPipe::setReady(std::function<void()> ready) {
 BodyPipe::Take BodyPipe::take(std::string* piece) {
   std::lock_guard<std::mutex> lock(mutex_);
   readyPending_ = false;
-  // A failure overrides what is still buffered: the response is cut either way.
-  if (failed_) {
-    *piece = failure_;
-    return Take::kFailed;
-  }
+  // What was produced before a failure still goes out; then the response is cut.
   if (!pieces_.empty()) {
     *piece = std::move(pieces_.front());
     pieces_.pop_front();
     buffered_ -= piece->size();
     return Take::kPiece;
+  }
+  if (failed_) {
+    *piece = failure_;
+    return Take::kFailed;
   }
   return ended_ ? Take::kEnd : Take::kEmpty;
 }

@@ -41,7 +41,8 @@ class BodyPipe {
   bool push(std::string piece);
   void end();
   // The body cannot be completed (the app failed mid-stream, its worker died, a stream limit):
-  // the consumer ends the response abruptly so that the client sees it incomplete.
+  // the consumer writes what was pushed before, then ends the response abruptly so that the
+  // client sees it incomplete.
   void fail(std::string detail);
 
   // Consumer. `ready` is called whenever something new can be taken (possibly at once).

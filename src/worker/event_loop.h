@@ -129,6 +129,12 @@ class EventLoop final : public TimerHost, public HostOps {
     SteadyTime lastChunk{};
     v8::Global<v8::Function> control;  // the runtime's: control(CREDIT) or control(CANCEL, ...)
   };
+  // A request's CPU budget for its next stretch of JavaScript: what is left of cpuLimit; or, once
+  // it streams its body (which may go on for hours), cpuLimit for each turn.
+  std::chrono::nanoseconds cpuBudget(const Request& r) const {
+    return r.streaming ? std::chrono::nanoseconds(options_.cpuLimit)
+                       : std::chrono::nanoseconds(options_.cpuLimit) - r.cpuUsed;
+  }
   // A streamed body whose app stream must be cancelled (the request is already gone).
   struct StreamCancel {
     App* app;

@@ -102,7 +102,7 @@ void EventLoop::startSegment(std::uint64_t owner) {
       owner_.isolate()->TerminateExecution();
       return;
     }
-    budget -= it->second.cpuUsed;
+    budget = cpuBudget(it->second);
     if (budget <= nanoseconds(0)) {
       reaction_.overBudget = owner;
       reaction_.stopped = true;

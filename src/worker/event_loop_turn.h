@@ -18,7 +18,7 @@ void EventLoop::turn(App& app, std::uint64_t requestId, Body&& body) {
   v8::Isolate* isolate = owner_.isolate();
   std::chrono::nanoseconds budget = options_.cpuLimit;
   if (auto it = requests_.find(requestId); it != requests_.end()) {
-    budget -= it->second.cpuUsed;
+    budget = cpuBudget(it->second);
     app.state.currentRequestId = it->second.job.request.requestId;
   } else {
     app.state.currentRequestId.clear();

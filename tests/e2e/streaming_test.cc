@@ -274,6 +274,38 @@ TEST_P(StreamingTest, AStreamThatFailsIsCutAndTheServerGoesOn) {
   EXPECT_EQ(test::get(port_, "/hello").body(), "hello\n");
 }
 
+TEST_P(StreamingTest, HostileStreamsAreCutAndTheServerGoesOn) {
+  ServerConfig config;
+  config.requestCpuLimit = milliseconds(300);
+  config.heapLimitMb = 64;
+  start(std::move(config));
+  // A pull() that never returns is terminated at the CPU limit; one that hoards memory at the
+  // heap limit. Either way the head went out, so the response is cut (after the first chunk,
+  // when the app's stream let it out before the pull that blew up).
+  for (const char* target : {"/spin-in-pull", "/heap-bomb"}) {
+    RawClient c(port_);
+    c.get(target);
+    EXPECT_TRUE(c.closedWithin(milliseconds(20000))) << target;
+    EXPECT_NE(c.data.find("HTTP/1.1 200"), std::string::npos) << target << ": " << c.data;
+    if (std::string(target) == "/spin-in-pull") {
+      EXPECT_NE(c.data.find("first\n"), std::string::npos) << c.data;
+    }
+    EXPECT_EQ(c.data.find(kLastChunk), std::string::npos) << target;
+    EXPECT_EQ(test::get(port_, "/hello").body(), "hello\n") << "after " << target;
+  }
+}
+
+TEST_P(StreamingTest, AStreamHasTheCpuLimitForEachTurnNotForItsWholeLife) {
+  ServerConfig config;
+  config.requestCpuLimit = milliseconds(200);
+  start(std::move(config));
+  // 12 turns of 40 ms each: 480 ms of CPU in all, more than twice the limit.
+  test::HttpConnection http(port_);
+  test::Response r = http.request("GET", "/busy?n=12");
+  EXPECT_EQ(r.result_int(), 200);
+  EXPECT_NE(r.body().find("tick 11\n"), std::string::npos) << r.body();
+}
+
 TEST_P(StreamingTest, AHeadRequestGetsTheHeadAndTheStreamIsCancelled) {
   start();
   test::HttpConnection http(port_);
