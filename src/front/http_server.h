@@ -44,8 +44,8 @@ struct FrontMetrics {
         connections(registry.gauge("isolane_http_connections", "Open client connections", {})),
         bufferedBytes(registry.gauge(
             "isolane_http_buffered_bytes",
-            "Bytes the front holds for its connections: unparsed input, request bodies being "
-            "read, answers being written",
+            "Bytes the front holds for its connections: unparsed input, request bodies their "
+            "app has not read yet, answers being written",
             {})),
         badRequests(registry.counter("isolane_http_bad_requests_total",
                                      "Requests refused by the HTTP front before routing, by reason",

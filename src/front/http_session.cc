@@ -44,7 +44,9 @@ HttpSession::~HttpSession() {
 void HttpSession::account() {
   auto* m = context_.options.metrics;
   if (!m) return;
-  std::size_t now = buffer_.size() + reader_.bodyBytes() + answerBytes_;
+  // A streamed request body counts until the app has read it (it is then the app's memory).
+  std::size_t now = buffer_.size() + reader_.bodyBytes() + answerBytes_ +
+                    (bodyOut_ ? bodyOut_->unacknowledgedBytes() : 0);
   if (now != heldBytes_) {
     m->bufferedBytes.with({}).add(static_cast<double>(now) - static_cast<double>(heldBytes_));
     heldBytes_ = now;
@@ -89,6 +91,7 @@ void HttpSession::reclaim() {
 }
 
 void HttpSession::closeNow() {
+  if (bodyOut_) failBody("the connection closed before the request body was complete");
   if (streamPipe_) return cutStream("client", "the connection closed");
   if (closed_) return;
   closed_ = true;
@@ -132,9 +135,11 @@ void HttpSession::readRequest(bool first) {
 
 void HttpSession::parseBuffered() {
   RequestReader::Event event = reader_.parse(buffer_);
+  if (bodyOut_ && event == RequestReader::Event::kNeedMore && !forwardBody()) return;
   account();
   switch (event) {
     case RequestReader::Event::kNeedMore:
+      if (bodyOut_ && bodyWindowFull()) return pauseBody();
       return readMore();
     case RequestReader::Event::kHead:
       return onHead();
@@ -190,8 +195,13 @@ void HttpSession::onRead(beast::error_code ec, std::size_t n) {
   if (readTimedOut_ && !ec) ec = beast::error::timeout;  // the bytes came, but too late
   if (ec) {
     if (readTimedOut_ && reader_.readingBody()) {
+      if (bodyOut_) {
+        failBody("the request body was not received in time");
+        if (writing_) return closeNow();
+      }
       return sendSimple(408, "the request body was not received in time\n", true);
     }
+    if (bodyOut_) failBody("the client went away before its request body was complete");
     // End of stream, reset, or a head that did not come in time: close without a word, as
     // servers do.
     return closeNow();
@@ -221,15 +231,38 @@ void HttpSession::onHead() {
     asio::async_write(stream_, asio::buffer(kContinue), [self](beast::error_code ec, std::size_t) {
       self->guarded("continue", [&] {
         if (ec) return self->closeNow();
+        // Handed over only now: the app's answer must not be written while "100 Continue" is.
+        if (self->reader_.hasBody()) {
+          self->startBodyStream();
+          if (!self->bodyOut_) return;
+        }
         self->parseBuffered();
       });
     });
     return;
   }
+  // A request with a body goes to the backend now; its body follows as it arrives.
+  if (reader_.hasBody()) {
+    startBodyStream();
+    if (!bodyOut_) return;
+  }
   parseBuffered();
 }
 
+// The whole request is in. A request whose body was streamed was handed over at its head: its
+// body ends now. Any other goes to the backend now.
 void HttpSession::dispatch() {
+  if (bodyOut_) {
+    if (!forwardBody()) return;
+    bodyOut_->end();
+    bodyOut_.reset();
+    account();
+    return probe();
+  }
+  if (submitRequest(nullptr)) probe();
+}
+
+bool HttpSession::submitRequest(std::shared_ptr<BodyPipe> bodyStream) {
   stream_.expires_never();  // the app's own deadline applies now
   const RequestHead& head = reader_.head();
   std::string_view host = head.host.empty() ? std::string_view("localhost") : head.host;
@@ -241,11 +274,17 @@ void HttpSession::dispatch() {
       auto res = simpleResponse(reply->status, std::move(reply->body), id, version_);
       res->set(http::field::content_type, reply->contentType);
       busy_ = true;
-      return write(std::move(res));
+      if (bodyStream) keepAlive_ = false;  // its body is not read
+      write(std::move(res));
+      return false;
     }
   }
   std::optional<Route> route = context_.router.resolve(host, head.target);
-  if (!route) return sendSimple(404, "no app is mounted at this path\n", false);
+  if (!route) {
+    busy_ = true;
+    sendSimple(404, "no app is mounted at this path\n", bodyStream != nullptr);
+    return false;
+  }
 
   AppRequest out;
   out.app = route->mount->app;
@@ -262,7 +301,11 @@ void HttpSession::dispatch() {
     });
     out.headers.emplace_back("x-forwarded-prefix", route->mount->prefix);
   }
-  out.body = reader_.takeBody();  // the backend holds it from here on
+  if (bodyStream) {
+    out.bodyStream = std::move(bodyStream);  // the body follows as it arrives
+  } else {
+    out.body = reader_.takeBody();  // the backend holds it from here on
+  }
   account();
 
   ++context_.requestsInFlight;
@@ -274,7 +317,7 @@ void HttpSession::dispatch() {
       self->guarded("respond", [&] { self->respond(std::move(r)); });
     });
   });
-  probe();
+  return true;
 }
 
 // While the app works, watch the socket without reading from it: end of stream means the
@@ -357,6 +400,12 @@ void HttpSession::record(int status) {
 
 void HttpSession::refuse(const RequestError& error) {
   if (auto* m = context_.options.metrics) m->badRequests.with({error.code}).inc();
+  if (bodyOut_) {
+    // A streamed body went bad (too large, malformed chunks): the app's body stream errors, and
+    // the client gets the error unless the app's answer has started.
+    failBody(error.message);
+    if (writing_) return closeNow();
+  }
   logEvent(Level::kDebug, "request refused",
            {{"request", requestId()},
             {"status", static_cast<int>(error.status)},
@@ -375,7 +424,8 @@ void HttpSession::write(std::shared_ptr<StringResponse> res) {
   unmarkIdle();
   // HEAD: the head of what GET would get, never a body (Content-Length is already set).
   if (isHead_) res->body().clear();
-  bool keep = keepAlive_ && !context_.stopping;
+  // Answered before its body was all read: the rest is not read, so the connection ends.
+  bool keep = keepAlive_ && !context_.stopping && !bodyOut_;
   res->keep_alive(keep);
   writing_ = true;
   // The whole answer must go out at kMinSendBytesPerSecond on average (after a first
@@ -414,6 +464,11 @@ void HttpSession::writeSome(std::shared_ptr<StringResponse> res,
 }
 
 void HttpSession::afterWrite(bool keep) {
+  if (bodyOut_) {
+    // Answered before its body was all read: the rest is not read, the connection ends.
+    failBody("the response was sent before the request body was read");
+    keep = false;
+  }
   busy_ = false;
   writing_ = false;
   answerBytes_ = 0;

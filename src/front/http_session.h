@@ -70,6 +70,17 @@ class HttpSession final : public IdleConnection, public std::enable_shared_from_
   void onRead(boost::beast::error_code ec, std::size_t n);
   void onHead();
   void dispatch();
+  // Routes the current request and hands it to the backend; with `bodyStream`, its body follows
+  // through that pipe as it arrives (http_session_upload.cc). False when it was answered here.
+  bool submitRequest(std::shared_ptr<BodyPipe> bodyStream);
+  // A request body streamed to the backend (http_session_upload.cc): started at the head, fed as
+  // bytes are parsed, paused while the backend holds a window of it unread.
+  void startBodyStream();
+  bool forwardBody();  // false when the request was failed instead
+  bool bodyWindowFull() const;
+  void pauseBody();
+  void onBodyCredit();
+  void failBody(const std::string& why);
   void probe();
   void onProbe(boost::beast::error_code ec);
   void respond(AppResponse r);
@@ -139,6 +150,11 @@ class HttpSession final : public IdleConnection, public std::enable_shared_from_
   bool streamWriting_ = false;
   std::optional<std::uint64_t> streamLength_;  // the app's Content-Length, when it gave one
   std::uint64_t streamSent_ = 0;
+  // The request body being streamed to the backend (null otherwise), and whether reading it is
+  // paused because the backend has a window of it unread.
+  std::shared_ptr<BodyPipe> bodyOut_;
+  bool bodyPaused_ = false;
+  Clock::time_point bodyPausedAt_;
   std::size_t heldBytes_ = 0;  // last reported to the gauge
 };
 

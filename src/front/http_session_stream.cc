@@ -51,7 +51,7 @@ void HttpSession::startStream(AppResponse r) {
     if (!isHopByHopHeader(name)) head->insert(name, value);
   }
   head->set("x-request-id", requestId());
-  streamKeep_ = keepAlive_ && !context_.stopping;
+  streamKeep_ = keepAlive_ && !context_.stopping && !bodyOut_;
   streamChunked_ = false;
   if (streamLength_) {
     head->content_length(*streamLength_);
@@ -81,11 +81,11 @@ void HttpSession::startStream(AppResponse r) {
             self->streamLength_.reset();
             return self->endStream();
           }
-          self->streamPipe_->setReady([weak = self->weak_from_this()] {
-            if (auto s = weak.lock()) {
-              asio::post(s->stream_.get_executor(),
-                         [s] { s->guarded("stream", [&] { s->pumpStream(); }); });
-            }
+          // A strong reference: while the app produces nothing and the client sends nothing,
+          // nothing else keeps the connection alive. endStream/cutStream break the cycle.
+          self->streamPipe_->setReady([s = self] {
+            asio::post(s->stream_.get_executor(),
+                       [s] { s->guarded("stream", [&] { s->pumpStream(); }); });
           });
         });
       });
@@ -167,6 +167,7 @@ void HttpSession::writeStreamPieces(std::vector<std::string> pieces, std::size_t
 
 void HttpSession::endStream() {
   if (auto* m = context_.options.metrics) m->streamsOpen.with({}).add(-1);
+  streamPipe_->setReady(nullptr);
   streamPipe_.reset();
   afterWrite(streamKeep_);
 }

@@ -112,6 +112,25 @@ void RequestReader::reset() {
   scanned_ = 0;
 }
 
+bool RequestReader::hasBody() const {
+  if (!parser_ || !headReported_) return false;
+  if (parser_->chunked()) return true;
+  auto length = parser_->content_length();
+  return length && *length > 0;
+}
+
+std::string RequestReader::takeBodySoFar() {
+  std::string out;
+  if (parser_ && !parser_->is_done()) {
+    // Beast's string body appends to what it holds: taking it between put()s is safe, and the
+    // body limit counts every byte the parser saw, taken or not.
+    out.swap(parser_->get().body());
+  } else {
+    out.swap(body_);
+  }
+  return out;
+}
+
 std::size_t RequestReader::bufferLimit() const {
   // The head must fit; while a body is read, reads may be larger, but what stays unconsumed (a
   // chunk-size line or the trailers) is held to the head's limit by parse().
@@ -249,8 +268,8 @@ std::optional<RequestError> RequestReader::checkHead() {
     }
     head_.headers.emplace_back(std::string(name), std::string(value));
   }
-  if (clLines > 1 || (clLines == 1 && req[http::field::content_length].find(',') !=
-                                          beast::string_view::npos)) {
+  if (clLines > 1 ||
+      (clLines == 1 && req[http::field::content_length].find(',') != beast::string_view::npos)) {
     // Beast takes repeated or listed equal values; a server that takes the first or the last
     // would agree here, but the rule is: never a guess.
     return bad(400, "more than one Content-Length", "content-length");

@@ -65,6 +65,11 @@ class RequestReader {
     return body_.size() + (parser_ && !parser_->is_done() ? parser_->get().body().size() : 0);
   }
   std::string takeBody() { return std::move(body_); }
+  // After kHead: true when a body follows (chunked, or a Content-Length above 0).
+  bool hasBody() const;
+  // The body bytes parsed so far and not taken yet (a streamed request body); after kComplete,
+  // the rest (as takeBody()).
+  std::string takeBodySoFar();
   // The header lines, moved out (head().headers is empty afterwards).
   HeaderList takeHeaders() { return std::move(head_.headers); }
   const RequestError& error() const { return error_; }

@@ -100,6 +100,11 @@ bool BodyPipe::producerBlocked() const {
   return !ended_ && !failed_ && unacknowledged_ >= kStreamWindowBytes;
 }
 
+std::size_t BodyPipe::unacknowledgedBytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return unacknowledged_;
+}
+
 std::size_t BodyPipe::bufferedBytes() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return buffered_;

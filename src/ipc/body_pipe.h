@@ -57,6 +57,8 @@ class BodyPipe {
 
   // True when the producer has no credit left (it waits for the client, not the other way round).
   bool producerBlocked() const;
+  // Bytes pushed and not acknowledged yet.
+  std::size_t unacknowledgedBytes() const;
   // Bytes held here (pushed, not yet taken).
   std::size_t bufferedBytes() const;
 

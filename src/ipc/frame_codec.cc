@@ -83,9 +83,10 @@ Result<std::string> encodeRequest(std::uint64_t id, const AppRequest& r, std::ui
   }
   FlatBufferBuilder fbb(512 + r.body.size());
   auto body = fbb.CreateVector(reinterpret_cast<const std::uint8_t*>(r.body.data()), r.body.size());
-  auto m = wire::CreateRequest(fbb, id, fbb.CreateString(r.app), fbb.CreateString(r.requestId),
-                               fbb.CreateString(r.method), fbb.CreateString(r.url),
-                               headers(fbb, r.headers), body, 0, deadlineMs);
+  auto m =
+      wire::CreateRequest(fbb, id, fbb.CreateString(r.app), fbb.CreateString(r.requestId),
+                          fbb.CreateString(r.method), fbb.CreateString(r.url),
+                          headers(fbb, r.headers), body, 0, deadlineMs, r.bodyStream != nullptr);
   return finish(fbb, wire::Message::Request, m.Union(), max);
 }
 
@@ -123,6 +124,20 @@ Result<std::string> encodeFailure(std::uint64_t id, FailureKind kind, const std:
                            : detail;
   auto m = wire::CreateFailure(fbb, id, static_cast<std::uint8_t>(kind), fbb.CreateString(capped));
   return finish(fbb, wire::Message::Failure, m.Union(), max);
+}
+
+Result<std::string> encodeRequestBody(std::uint64_t id, std::string_view data, bool end,
+                                      const std::string& error, std::size_t max) {
+  FlatBufferBuilder fbb(128 + data.size());
+  auto bytes = fbb.CreateVector(reinterpret_cast<const std::uint8_t*>(data.data()), data.size());
+  auto m = wire::CreateRequestBody(fbb, id, bytes, end, fbb.CreateString(error));
+  return finish(fbb, wire::Message::RequestBody, m.Union(), max);
+}
+
+Result<std::string> encodeBodyCredit(std::uint64_t id, std::uint32_t bytes, std::size_t max) {
+  FlatBufferBuilder fbb(64);
+  auto m = wire::CreateBodyCredit(fbb, id, bytes);
+  return finish(fbb, wire::Message::BodyCredit, m.Union(), max);
 }
 
 Result<std::string> encodeCredit(std::uint64_t id, std::uint32_t bytes, std::size_t max) {

@@ -43,6 +43,10 @@ Result<std::string> encodeBodyChunk(std::uint64_t id, std::string_view data,
 Result<std::string> encodeEnd(std::uint64_t id, std::size_t maxFrameBytes);
 Result<std::string> encodeFailure(std::uint64_t id, FailureKind kind, const std::string& detail,
                                   std::size_t maxFrameBytes);
+Result<std::string> encodeRequestBody(std::uint64_t id, std::string_view data, bool end,
+                                      const std::string& error, std::size_t maxFrameBytes);
+Result<std::string> encodeBodyCredit(std::uint64_t id, std::uint32_t bytes,
+                                     std::size_t maxFrameBytes);
 Result<std::string> encodeCredit(std::uint64_t id, std::uint32_t bytes, std::size_t maxFrameBytes);
 Result<std::string> encodeCancel(std::uint64_t id, std::size_t maxFrameBytes);
 Result<std::string> encodeHeartbeat(std::uint64_t seq, std::size_t maxFrameBytes);

@@ -23,6 +23,9 @@ struct AppRequest {
   std::string url;  // absolute, as the app sees it
   HeaderList headers;
   std::string body;
+  // A body streamed as it arrives (then `body` is empty): the front pushes, the backend takes
+  // and acknowledges each piece once the app has read it.
+  std::shared_ptr<BodyPipe> bodyStream = {};
 };
 
 // Why a request did not get the app's own answer. The front maps each to a status. The values

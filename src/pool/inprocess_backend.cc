@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ipc/body_pipe.h"
+#include "pool/body_forwarder.h"
 
 namespace isolane {
 namespace {
@@ -123,10 +124,20 @@ std::uint64_t InProcessBackend::submit(AppRequest request, std::function<void(Ap
                  },
                  key};
   job.sink = sink;
+  std::shared_ptr<BodyPipe> body = job.request.bodyStream;
+  if (body) {
+    job.bodyStreamed = true;
+    job.bodyConsumed = [body](std::size_t bytes) { body->acknowledge(bytes); };
+  }
   if (!executors_[best]->submit(job)) {
     job.done(AppResponse::shed("queue-full", "the executor queue is full"));
     return 0;
   }
+  // The body's pieces follow the request into the executor, in order, as they arrive.
+  if (body)
+    forwardBody(*body, [executor, key](std::string piece, bool end, std::string error) {
+      if (auto e = executor.lock()) e->requestBody(key, std::move(piece), end, std::move(error));
+    });
   return (static_cast<std::uint64_t>(best) << 56) | key;
 }
 

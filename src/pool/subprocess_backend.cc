@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include "obs/log.h"
+#include "pool/body_forwarder.h"
 #include "pool/subprocess_state.h"
 
 namespace isolane {
@@ -266,6 +267,7 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
       request.requestId,
       {}};
   pending.stream = stream;
+  pending.requestBody = request.bodyStream;
   pending_.emplace(id, std::move(pending));
   lock.unlock();
 
@@ -276,6 +278,18 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
   }
   // A failed send means the worker is dying; its death answers this request.
   (void)proc->send(frame.value());
+  if (request.bodyStream) {
+    // Its body follows as it arrives, each piece a frame behind the request's. A dead worker
+    // stops the forwarding: the send fails, and its death answers the request.
+    std::weak_ptr<WorkerProcess> weak = proc;
+    std::size_t max = options_.maxFrameBytes;
+    forwardBody(*request.bodyStream,
+                [weak, id, max](std::string piece, bool end, std::string error) {
+                  auto worker = weak.lock();
+                  auto frame = encodeRequestBody(id, piece, end, error, max);
+                  if (worker && frame) (void)worker->send(frame.value());
+                });
+  }
   return id;
 }
 

@@ -136,6 +136,20 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
       finish(id, std::move(response));
       return;
     }
+    case wire::Message::BodyCredit: {
+      // May come after the request's answer (the app read its body afterwards, in waitUntil
+      // work): then there is nothing left to send, and nothing wrong.
+      const wire::BodyCredit* m = frame.message_as_BodyCredit();
+      auto it = pending_.find(m->id());
+      if (it == pending_.end() || it->second.slot != index || it->second.generation != generation ||
+          !it->second.requestBody) {
+        return;
+      }
+      std::shared_ptr<BodyPipe> body = it->second.requestBody;
+      lock.unlock();
+      body->acknowledge(m->bytes());  // acknowledging more than was sent is capped by the pipe
+      return;
+    }
     case wire::Message::Failure: {
       const wire::Failure* m = frame.message_as_Failure();
       Pending* p = pendingFor(m->id());

@@ -46,7 +46,8 @@ struct SubprocessBackend::Pending {
   // Which cap holds it: the stream cap (an app marked streaming, or once its head said the body
   // streams) or the short-request cap.
   bool stream = false;
-  std::shared_ptr<BodyPipe> pipe;  // a streamed body on its way to the front
+  std::shared_ptr<BodyPipe> pipe = {};         // a streamed body on its way to the front
+  std::shared_ptr<BodyPipe> requestBody = {};  // a streamed request body on its way to the worker
 };
 
 struct SubprocessBackend::Queued {

@@ -164,7 +164,10 @@ void EventLoop::startRequest(RequestJob job) {
   turn(app, id, [&](JsScope& js, v8::TryCatch& tryCatch) {
     v8::Isolate* isolate = js.isolate();
     const AppRequest& req = requests_.at(id).job.request;
-    v8::Local<v8::Value> body = v8::Null(isolate);
+    // A streamed body: `true`, and the runtime pulls it with bodyPull.
+    v8::Local<v8::Value> body = requests_.at(id).job.bodyStreamed
+                                    ? v8::Local<v8::Value>(v8::True(isolate))
+                                    : v8::Local<v8::Value>(v8::Null(isolate));
     if (!req.body.empty()) {
       v8::Local<v8::ArrayBuffer> buffer;
       if (!newArrayBufferQuietly(isolate, req.body.size(), req.body.data()).ToLocal(&buffer)) {
@@ -360,6 +363,66 @@ void EventLoop::grantCredit(std::uint64_t cancelKey, std::size_t bytes) {
     v8::Local<v8::Value> argv[] = {v8::Integer::New(js.isolate(), 0)};
     std::ignore = control->Call(js.context(), v8::Undefined(js.isolate()), 1, argv);
   });
+}
+
+void EventLoop::requestBody(std::uint64_t cancelKey, std::string piece, bool end,
+                            std::string error) {
+  auto key = byCancelKey_.find(cancelKey);
+  if (key == byCancelKey_.end()) return;  // the request ended: nobody reads the rest
+  auto it = requests_.find(key->second);
+  if (it == requests_.end() || it->second.bodyEnded || !it->second.bodyError.empty()) return;
+  Request& req = it->second;
+  if (!piece.empty()) req.bodyPieces.push_back(std::move(piece));
+  if (!error.empty()) {
+    req.bodyError = std::move(error);
+  } else if (end) {
+    req.bodyEnded = true;
+  }
+  if (!req.bodyWaiter.IsEmpty()) bodyReady_.push_back(req.id);
+}
+
+void EventLoop::deliverBodies() {
+  std::deque<std::uint64_t> ready;
+  ready.swap(bodyReady_);
+  for (std::uint64_t id : ready) {
+    auto it = requests_.find(id);
+    // An id may be listed more than once (a piece arrived for each): deliver only what is there.
+    if (it == requests_.end() || it->second.bodyWaiter.IsEmpty()) continue;
+    if (it->second.bodyPieces.empty() && !it->second.bodyEnded && it->second.bodyError.empty()) {
+      continue;
+    }
+    turn(*it->second.app, id, [&](JsScope& js, v8::TryCatch&) {
+      auto r = requests_.find(id);
+      if (r == requests_.end()) return;
+      Request& req = r->second;
+      v8::Isolate* isolate = js.isolate();
+      v8::Local<v8::Function> waiter = req.bodyWaiter.Get(isolate);
+      req.bodyWaiter.Reset();
+      if (!req.bodyPieces.empty()) {
+        std::string piece = std::move(req.bodyPieces.front());
+        req.bodyPieces.pop_front();
+        v8::Local<v8::ArrayBuffer> buffer;
+        if (!newArrayBufferQuietly(isolate, piece.size(), piece.data()).ToLocal(&buffer)) {
+          v8::Local<v8::Value> argv[] = {v8::Integer::New(isolate, 2),
+                                         js.str("no room for the request body")};
+          std::ignore = waiter->Call(js.context(), v8::Undefined(isolate), 2, argv);
+          return;
+        }
+        if (req.job.bodyConsumed) req.job.bodyConsumed(piece.size());
+        v8::Local<v8::Value> argv[] = {v8::Integer::New(isolate, 0),
+                                       v8::Uint8Array::New(buffer, 0, piece.size())};
+        std::ignore = waiter->Call(js.context(), v8::Undefined(isolate), 2, argv);
+        return;
+      }
+      if (!req.bodyError.empty()) {
+        v8::Local<v8::Value> argv[] = {v8::Integer::New(isolate, 2), js.str(req.bodyError)};
+        std::ignore = waiter->Call(js.context(), v8::Undefined(isolate), 2, argv);
+        return;
+      }
+      v8::Local<v8::Value> argv[] = {v8::Integer::New(isolate, 1)};
+      std::ignore = waiter->Call(js.context(), v8::Undefined(isolate), 1, argv);
+    });
+  }
 }
 
 void EventLoop::setDeadline(Request& req, SteadyTime deadline) {

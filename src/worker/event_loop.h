@@ -64,12 +64,15 @@ class EventLoop final : public TimerHost, public HostOps {
   void cancelRequest(std::uint64_t cancelKey);
   // `bytes` of the streamed body of the request submitted with `cancelKey` reached its client.
   void grantCredit(std::uint64_t cancelKey, std::size_t bytes);
+  // The next piece (or the end, or the failure) of the streamed request body of that request.
+  void requestBody(std::uint64_t cancelKey, std::string piece, bool end, std::string error);
   // Delivers completed host operations (fetch events, service responses) and starts service
   // calls made during the last turns.
   void runHostEvents();
   // True when runHostEvents has something to do without waiting.
   bool hostEventsPending() const {
-    return !deferredJobs_.empty() || !serviceResults_.empty() || !streamCancels_.empty();
+    return !deferredJobs_.empty() || !serviceResults_.empty() || !streamCancels_.empty() ||
+           !bodyReady_.empty();
   }
   void runDueTimers();
   void expireDeadlines();
@@ -127,7 +130,14 @@ class EventLoop final : public TimerHost, public HostOps {
     bool awaitingCredit = false;  // the runtime waits for control(CREDIT)
     SteadyTime streamStarted{};
     SteadyTime lastChunk{};
-    v8::Global<v8::Function> control;  // the runtime's: control(CREDIT) or control(CANCEL, ...)
+    v8::Global<v8::Function> control =
+        {};  // the runtime's: control(CREDIT) or control(CANCEL, ...)
+    // A streamed request body: what arrived and was not read yet, and the runtime's callback
+    // waiting for the next of it (bodyPull).
+    std::deque<std::string> bodyPieces = {};
+    bool bodyEnded = false;
+    std::string bodyError = {};
+    v8::Global<v8::Function> bodyWaiter = {};
   };
   // A request's CPU budget for its next stretch of JavaScript: what is left of cpuLimit; or, once
   // it streams its body (which may go on for hours), cpuLimit for each turn.
@@ -217,9 +227,13 @@ class EventLoop final : public TimerHost, public HostOps {
   static void streamHeadCallback(const v8::FunctionCallbackInfo<v8::Value>& info);
   static void streamChunkCallback(const v8::FunctionCallbackInfo<v8::Value>& info);
   static void streamEndCallback(const v8::FunctionCallbackInfo<v8::Value>& info);
+  static void bodyPullCallback(const v8::FunctionCallbackInfo<v8::Value>& info);
+  // Hands the next of a request's streamed body to its waiting callback (outside any turn).
+  void deliverBodies();
+  std::deque<std::uint64_t> bodyReady_;  // requests with a waiter and something to deliver
   // The request a native call names, when it is in flight and belongs to the app whose context
   // calls, and is unanswered (kUnanswered) or streaming its body (kStreaming); else 0.
-  enum class Expect { kUnanswered, kStreaming };
+  enum class Expect { kUnanswered, kStreaming, kInFlight };
   std::uint64_t callingRequest(const v8::FunctionCallbackInfo<v8::Value>& info, Expect expect);
   // After the head of a streamed body or a chunk: the request's deadline becomes its stream
   // limits (idle, unless it waits for credit; and its total duration).

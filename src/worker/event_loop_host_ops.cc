@@ -129,6 +129,7 @@ void EventLoop::callBack(std::uint64_t op, const char* method, int argc, v8::Loc
 
 void EventLoop::runHostEvents() {
   runStreamCancels();
+  deliverBodies();
   // Only the calls made before this pass: calls they make wait for the next pass, so a chain of
   // bindings cannot keep the executor from its queue, timers and deadlines.
   std::deque<RequestJob> jobs;

@@ -30,7 +30,8 @@ bool EventLoop::makeNatives(JsScope& js, v8::Local<v8::Object>* out) {
                              {"fail", &EventLoop::failCallback, 2},
                              {"streamHead", &EventLoop::streamHeadCallback, 5},
                              {"streamChunk", &EventLoop::streamChunkCallback, 2},
-                             {"streamEnd", &EventLoop::streamEndCallback, 2}};
+                             {"streamEnd", &EventLoop::streamEndCallback, 2},
+                             {"bodyPull", &EventLoop::bodyPullCallback, 2}};
   for (const Native& n : kNatives) {
     v8::Local<v8::Function> fn;
     if (!v8::Function::New(js.context(), n.callback, self, n.length,
@@ -166,6 +167,20 @@ void EventLoop::streamEndCallback(const v8::FunctionCallbackInfo<v8::Value>& inf
   self->finalizeAfter(js, id, info[1]);
 }
 
+// bodyPull(id, callback): callback(0, Uint8Array) with the next piece of the streamed request
+// body, callback(1) at its end, or callback(2, message) when it failed; exactly once, later (never
+// from inside this call).
+void EventLoop::bodyPullCallback(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  auto* self = static_cast<EventLoop*>(info.Data().As<v8::External>()->Value());
+  std::uint64_t id = self->callingRequest(info, Expect::kInFlight);
+  if (id == 0 || !info[1]->IsFunction()) return;
+  Request& req = self->requests_.at(id);
+  req.bodyWaiter.Reset(info.GetIsolate(), info[1].As<v8::Function>());
+  if (!req.bodyPieces.empty() || req.bodyEnded || !req.bodyError.empty()) {
+    self->bodyReady_.push_back(id);
+  }
+}
+
 std::uint64_t EventLoop::callingRequest(const v8::FunctionCallbackInfo<v8::Value>& info,
                                         Expect expect) {
   // The id must name a request in flight of the app whose context is calling.
@@ -175,7 +190,9 @@ std::uint64_t EventLoop::callingRequest(const v8::FunctionCallbackInfo<v8::Value
   auto id = static_cast<std::uint64_t>(value);
   auto it = requests_.find(id);
   if (it == requests_.end()) return 0;
-  bool expected = expect == Expect::kUnanswered ? !it->second.responded : it->second.streaming;
+  bool expected = expect == Expect::kInFlight     ? true
+                  : expect == Expect::kUnanswered ? !it->second.responded
+                                                  : it->second.streaming;
   if (!expected) return 0;
   ContextState* state = ContextState::from(info.GetIsolate()->GetCurrentContext());
   if (state != &it->second.app->state) return 0;

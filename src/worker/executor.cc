@@ -37,19 +37,41 @@ bool Executor::submit(RequestJob& job) {
   return true;
 }
 
-void Executor::cancel(std::uint64_t key) { pushControl(Control{key, 0}); }
+void Executor::cancel(std::uint64_t key) {
+  Control c;
+  c.kind = Control::Kind::kCancel;
+  c.key = key;
+  pushControl(std::move(c));
+}
 
 void Executor::credit(std::uint64_t key, std::size_t bytes) {
-  if (bytes > 0) pushControl(Control{key, bytes});
+  if (bytes == 0) return;
+  Control c;
+  c.kind = Control::Kind::kCredit;
+  c.key = key;
+  c.credit = bytes;
+  pushControl(std::move(c));
+}
+
+void Executor::requestBody(std::uint64_t key, std::string piece, bool end, std::string error) {
+  Control c;
+  c.kind = Control::Kind::kBody;
+  c.key = key;
+  c.piece = std::move(piece);
+  c.end = end;
+  c.error = std::move(error);
+  pushControl(std::move(c));
 }
 
 void Executor::pushControl(Control control) {
   {
     auto q = controls_.lock();
-    // Bounded: one cancel and at most a window's worth of credits per request in flight. Past
-    // it a control is dropped (best effort: the request's own deadlines still end it).
-    if (q->size() >= 4 * options_.queueCapacity + 1024) return;
-    q->push_back(control);
+    // Cancels and credits are bounded: past this they are dropped (best effort: the request's
+    // own deadlines still end it). Body pieces are bounded by credit instead, and never dropped.
+    if (control.kind != Control::Kind::kBody && q->size() >= 4 * options_.queueCapacity + 1024) {
+      return;
+    }
+    q->push_back(std::move(control));
   }
   doorbell_.ring();
 }
@@ -82,6 +104,10 @@ void Executor::run() {
     for (auto& command : commands) command.outcome.set_value(loop.loadApp(command.spec));
     commands.clear();
 
+    // Controls are taken before requests: a control is pushed after its request, so every control
+    // taken here finds its request started below (a body piece must never miss its request).
+    std::deque<Control> controls;
+    controls_.lock()->swap(controls);
     requests_.drainInto(jobs);
     while (!jobs.empty()) {
       RequestJob job = std::move(jobs.front());
@@ -99,13 +125,17 @@ void Executor::run() {
         loop.startRequest(std::move(job));
       }
     }
-    std::deque<Control> controls;
-    controls_.lock()->swap(controls);
-    for (const Control& c : controls) {
-      if (c.credit == 0) {
-        loop.cancelRequest(c.key);
-      } else {
-        loop.grantCredit(c.key, c.credit);
+    for (Control& c : controls) {
+      switch (c.kind) {
+        case Control::Kind::kCancel:
+          loop.cancelRequest(c.key);
+          break;
+        case Control::Kind::kCredit:
+          loop.grantCredit(c.key, c.credit);
+          break;
+        case Control::Kind::kBody:
+          loop.requestBody(c.key, std::move(c.piece), c.end, std::move(c.error));
+          break;
       }
     }
     loop.runHostEvents();

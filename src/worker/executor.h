@@ -52,6 +52,11 @@ class Executor {
   // request may stream that many more (see StreamSink).
   void credit(std::uint64_t key, std::size_t bytes);
 
+  // Safe from any thread. The next piece of the streamed request body of that request, or its
+  // end, or its failure (`error` non-empty). Never dropped: the submitter sends at most a window
+  // beyond what the request consumed (RequestJob::bodyConsumed).
+  void requestBody(std::uint64_t key, std::string piece, bool end, std::string error);
+
   // Safe from any thread: requests submitted and not yet answered.
   std::size_t pending() const { return pending_.load(std::memory_order_relaxed); }
 
@@ -75,8 +80,12 @@ class Executor {
 
   // A cancel or a credit for one request, from the submitter's thread.
   struct Control {
-    std::uint64_t key;
-    std::size_t credit;  // 0: cancel
+    enum class Kind { kCancel, kCredit, kBody } kind = Kind::kCancel;
+    std::uint64_t key = 0;
+    std::size_t credit = 0;
+    std::string piece;  // kBody
+    bool end = false;
+    std::string error;
   };
 
   void run();

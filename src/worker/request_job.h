@@ -24,7 +24,12 @@ struct RequestJob {
   int depth = 0;
   // Where a streamed body goes. Null: the caller wants every body whole in the AppResponse
   // (service-binding calls, `isolane run`), and a stream body is read to its end first.
-  std::shared_ptr<StreamSink> sink;
+  std::shared_ptr<StreamSink> sink = {};
+  // The request body arrives after the request, through Executor::requestBody (`request.body` is
+  // empty). `bodyConsumed(n)` is called on the executor thread as the app reads n bytes of it:
+  // the submitter sends that much more.
+  bool bodyStreamed = false;
+  std::function<void(std::size_t bytes)> bodyConsumed = {};
 };
 
 }  // namespace isolane

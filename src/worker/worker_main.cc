@@ -148,6 +148,12 @@ int runWorkerProcess(const WorkerProcessOptions& options) {
                          [&out, id, max](const AppResponse& r) { sendResponse(out, id, r, max); },
                          id};
           job.sink = std::make_shared<FrameStreamSink>(out, id, max);
+          if (m->body_streamed()) {
+            job.bodyStreamed = true;
+            job.bodyConsumed = [&out, id, max](std::size_t bytes) {
+              out.send(encodeBodyCredit(id, static_cast<std::uint32_t>(bytes), max));
+            };
+          }
           if (!executor.submit(job)) {
             out.send(encodeFailure(id, FailureKind::kOverloaded, "worker queue is full", max));
           }
@@ -164,6 +170,14 @@ int runWorkerProcess(const WorkerProcessOptions& options) {
           ack.executions = stats.executions;
           ack.cpu_time_us = cpuTimeMicros();
           out.send(encodeHeartbeatAck(ack, max));
+          break;
+        }
+        case wire::Message::RequestBody: {
+          const wire::RequestBody* m = frame->message_as_RequestBody();
+          std::string piece;
+          if (m->data()) piece.assign(m->data()->begin(), m->data()->end());
+          executor.requestBody(m->id(), std::move(piece), m->end(),
+                               m->error() ? m->error()->str() : std::string());
           break;
         }
         case wire::Message::Credit: {

@@ -35,7 +35,7 @@ class HostileClientTest : public ::testing::Test {
     config.adminPort = 0;
     config.workerBinary = ISOLANE_BINARY;
     config.pool.size = 1;  // one worker: the recorder app sees every request
-    config.apps = {test::fixtureApp("recorder", "recorder.js", "/")};
+    if (config.apps.empty()) config.apps = {test::fixtureApp("recorder", "recorder.js", "/")};
     server_ = std::make_unique<Server>(std::move(config));
     Status s = server_->start();
     ASSERT_TRUE(s) << s.error();
@@ -95,9 +95,11 @@ TEST_F(HostileClientTest, ChunkedIsReadAsOneRequestWhateverItsCase) {
 
 TEST_F(HostileClientTest, FoldedAndRepeatedFramingHeadersAreRefused) {
   start();
-  expect400("POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding:\r\n chunked\r\n\r\n"
-            "5\r\nhello\r\n0\r\n\r\n" + kSmuggled,
-            "Transfer-Encoding folded onto a second line");
+  expect400(
+      "POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding:\r\n chunked\r\n\r\n"
+      "5\r\nhello\r\n0\r\n\r\n" +
+          kSmuggled,
+      "Transfer-Encoding folded onto a second line");
   expect400("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 5, 5\r\n\r\nhello",
             "a Content-Length list");
   expect400("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello",
@@ -261,7 +263,10 @@ TEST_F(HostileClientTest, OverTheLimitWithNoneIdleIsA503WithRetryAfter) {
 }
 
 TEST_F(HostileClientTest, TheBytesConnectionsMakeTheServerHoldAreCounted) {
-  start();
+  ServerConfig config;
+  config.apps = {test::fixtureApp("recorder", "recorder.js", "/"),
+                 test::fixtureApp("slow", "slow.js", "/slow")};
+  start(std::move(config));
   auto buffered = [&] {
     std::string metrics = test::get(server_->adminPort(), "/metrics").body();
     std::size_t at = metrics.find("\nisolane_http_buffered_bytes ");
@@ -269,8 +274,10 @@ TEST_F(HostileClientTest, TheBytesConnectionsMakeTheServerHoldAreCounted) {
   };
   EXPECT_EQ(buffered(), 0.0);
   {
+    // The body of a request whose app has not read it yet is held by the server (at most a
+    // window of it: the rest waits in the client's socket).
     HttpConnection c(port_);
-    c.send("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n" +
+    c.send("POST /slow/a?ms=5000 HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n" +
            std::string(60000, 'b'));
     double held = 0;
     for (int i = 0; i < 100 && held < 60000; ++i) {

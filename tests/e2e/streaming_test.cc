@@ -67,9 +67,11 @@ class RawClient {
   }
 
   void close() {
+    if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
   }
+  int fd() const { return fd_; }
 
   std::string data;
 
@@ -87,7 +89,10 @@ class RawClient {
       eof_ = true;
       return false;
     }
-    if (n < 0) return false;
+    if (n < 0) {
+      // Interrupted, or the receive timeout before the deadline: try again until the deadline.
+      return (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) && Clock::now() < deadline;
+    }
     data.append(buffer, static_cast<std::size_t>(n));
     return true;
   }
@@ -387,6 +392,90 @@ TEST_P(StreamingTest, StrictLanesKeepStreamsAndShortRequestsApart) {
   EXPECT_EQ(info[1].streams, 2u) << "streams go to the streaming lane only";
   EXPECT_EQ(info[1].inFlight, 0u);
   for (auto& c : slow) EXPECT_TRUE(c->readUntil("slow\n", milliseconds(5000)));
+}
+
+// A request whose chunked body is sent in two parts, the second only once the app has answered
+// about the first.
+TEST_P(StreamingTest, ARequestBodyReachesTheAppAsItArrives) {
+  start();
+  RawClient c(port_);
+  c.send(
+      "POST /upload-echo HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "5\r\nhello\r\n");
+  ASSERT_TRUE(c.readUntil("got 5\n", milliseconds(5000))) << "the app saw nothing before the "
+                                                             "body ended: "
+                                                          << c.data;
+  c.send("6\r\n world\r\n0\r\n\r\n");
+  ASSERT_TRUE(c.readUntil(kLastChunk, milliseconds(5000))) << c.data;
+  EXPECT_NE(c.data.find("got 6\n"), std::string::npos) << c.data;
+  EXPECT_NE(c.data.find("total 11\n"), std::string::npos) << c.data;
+  // A large body arrives whole, in order, through the window.
+  RawClient big(port_);
+  big.send("POST /upload-echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 200000\r\n\r\n" +
+           std::string(200'000, 'y'));
+  ASSERT_TRUE(big.readUntil(kLastChunk, milliseconds(5000))) << big.data;
+  EXPECT_NE(big.data.find("total 200000\n"), std::string::npos) << big.data.substr(0, 300);
+}
+
+TEST_P(StreamingTest, ABodyOverTheLimitFailsWhileItStreams) {
+  ServerConfig config;
+  config.maxBodyBytes = 100'000;
+  start(std::move(config));
+  // Chunked: the size is known only as it arrives. The app is reading (its answer has not
+  // started), so the client gets 413 and the app's read fails.
+  RawClient c(port_);
+  c.send(
+      "POST /upload-ignore?ms=2000 HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: "
+      "chunked\r\n\r\n");
+  std::string chunk = "10000\r\n" + std::string(0x10000, 'a') + "\r\n";
+  c.send(chunk);
+  c.send(chunk);
+  EXPECT_TRUE(c.readUntil("413", milliseconds(5000))) << c.data;
+  EXPECT_TRUE(c.closedWithin(milliseconds(5000)));
+  // Declared too large: refused before the app is asked.
+  RawClient d(port_);
+  d.send("POST /upload-echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100001\r\n\r\n");
+  EXPECT_TRUE(d.readUntil("413", milliseconds(5000))) << d.data;
+  // The app reading a body cut by the limit sees its read fail.
+  RawClient e(port_);
+  e.send("POST /upload-echo HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n");
+  e.send(chunk);
+  ASSERT_TRUE(e.readUntil("got ", milliseconds(5000))) << e.data;
+  e.send(chunk);
+  EXPECT_TRUE(e.closedWithin(milliseconds(5000)));
+  // The app learns it either way: its read fails, or (the connection being gone) its request's
+  // signal aborts first.
+  bool told = false;
+  for (int i = 0; i < 200 && !told; ++i) {
+    nlohmann::json now = stats();
+    told = !now["bodyErrors"].empty() || now["aborted"] > 0;
+    if (!told) std::this_thread::sleep_for(milliseconds(10));
+  }
+  EXPECT_TRUE(told) << stats().dump();
+  EXPECT_EQ(test::get(port_, "/hello").body(), "hello\n");
+}
+
+TEST_P(StreamingTest, AnAppThatDoesNotReadItsBodyHoldsOneWindowOfIt) {
+  ServerConfig config;
+  config.maxBodyBytes = 16u << 20;
+  start(std::move(config));
+  // 8 MiB offered to an app that answers without reading: the server reads about a window of it
+  // and leaves the rest in the client's socket; the answer closes the connection.
+  RawClient c(port_);
+  c.send(
+      "POST /upload-ignore?ms=300 HTTP/1.1\r\nHost: localhost\r\nContent-Length: 8388608\r\n\r\n");
+  std::thread writer([&] {
+    std::string block(1 << 16, 'q');
+    for (int i = 0; i < 128; ++i) {
+      if (::send(c.fd(), block.data(), block.size(), MSG_NOSIGNAL) <= 0) break;
+    }
+  });
+  EXPECT_TRUE(c.readUntil("ignored\n", milliseconds(5000))) << c.data;
+  EXPECT_NE(c.data.find("Connection: close"), std::string::npos) << c.data;
+  c.closedWithin(milliseconds(5000));
+  c.close();
+  writer.join();
+  EXPECT_EQ(test::get(port_, "/hello").body(), "hello\n");
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StreamingTest, ::testing::Values("subprocess", "inprocess"));

@@ -9,6 +9,7 @@ import { DOMException } from './domexception.js';
 import { isResponse, responseForServer } from './response.js';
 import { reportException } from './console.js';
 import { sendStream } from './response_stream.js';
+import { ReadableStream } from './streams.js';
 import {
   ArrayIsArray, ObjectGetOwnPropertyDescriptor, ObjectGetPrototypeOf, ObjectPrototype, PromisePrototypeThen, PromiseResolve,
   ReflectApply, SafePromise, TypeErrorCtor,
@@ -112,12 +113,32 @@ function finish(id, response, ctx, host, streaming, abort) {
   });
 }
 
+// request.body when the body arrives as the client sends it (`body === true`): a byte stream
+// whose pull asks the host for the next piece (exactly one callback each time).
+function incomingBodyStream(id, natives) {
+  const bodyPull = natives.bodyPull;
+  return new ReadableStream({
+    type: 'bytes',
+    pull(controller) {
+      return new SafePromise((resolve) => {
+        bodyPull(id, (kind, value) => {
+          if (kind === 0) controller.enqueue(value);
+          else if (kind === 1) controller.close();
+          else controller.error(new TypeErrorCtor(`The request body could not be read: ${value}`));
+          resolve(undefined);
+        });
+      });
+    },
+  });
+}
+
 function clientDisconnected() {
   return new DOMException('The client disconnected', 'AbortError');
 }
 
 // Runs the app's handler for one request. `headers` is a flat [name, value, ...] array of the
-// request's header lines, `body` a Uint8Array or null. `host` holds the natives the outcome goes
+// request's header lines, `body` a Uint8Array, null, or true when the body arrives as the client
+// sends it (it is then pulled with natives.bodyPull). `host` holds the natives the outcome goes
 // to (an object C++ made with no prototype). Returns the function C++ calls (at most once,
 // possibly after the response was sent) when the client went away: it aborts request.signal.
 // The outcome is exactly one of `host.respond(id, status, statusText, headers, body, waitUntil)`
@@ -163,7 +184,8 @@ export function dispatch(id, handler, method, url, headers, body, env, natives, 
         `The module's default export must have a fetch(request, env, ctx) method (got ${describe(handler)}).`);
     }
     const ctx = new ExecutionContext();
-    request = createIncomingRequest(method, url, headers, body);
+    request = createIncomingRequest(method, url, headers,
+      body === true ? incomingBodyStream(id, natives) : body);
     const result = ReflectApply(fetch, handler, [request, env, ctx]);
     // A handler that returns a Response directly (not a promise) skips a promise hop.
     if (isResponse(result)) {

@@ -17,6 +17,7 @@ import {
 import { createAbortSignal, createDependentSignal, isAbortSignal, signalAbort } from './abort.js';
 import { registerInspector, shownAs } from './inspect.js';
 import { parseAbsoluteURL } from './url.js';
+import { isReadableStream } from './streams.js';
 import { exposeInterface, requireArgs, toUSVString } from './util.js';
 import {
   ArrayPrototypeIncludes, ObjectFreeze, RangeErrorCtor, RegExpTest, SafeMap, SafeSet,
@@ -318,7 +319,7 @@ class Request {
       r.#headerList = headerList;
       r.#signal = LAZY_SIGNAL;
       if (body !== null && body !== undefined && method !== 'GET' && method !== 'HEAD') {
-        r.#body = new BodyState(body, null, null);
+        r.#body = isReadableStream(body) ? new BodyState(null, body, null) : new BodyState(body, null, null);
       }
       return r;
     };

@@ -1,0 +1,68 @@
+// HttpSession: streaming a request body to the backend as it arrives (see http_session.h).
+//
+// The request goes to the backend at its head, with a BodyPipe for its body. Each parse hands
+// the bytes it read to the pipe, in pieces of at most 64 KiB. The backend acknowledges bytes as
+// the app reads them; while it holds about a window unread, the connection is not read (the
+// client's sends wait in TCP), and the body's clocks stop: a slow app is not a slow client.
+#include "front/http_session.h"
+#include "obs/log.h"
+
+namespace isolane {
+
+namespace asio = boost::asio;
+
+void HttpSession::startBodyStream() {
+  bodyPaused_ = false;
+  // A strong reference: while reading is paused and the app has not answered, nothing else
+  // keeps the connection alive. The backend drops the pipe when the request ends.
+  bodyOut_ = std::make_shared<BodyPipe>([self = shared_from_this()](std::size_t) {
+    asio::post(self->stream_.get_executor(),
+               [self] { self->guarded("body credit", [&] { self->onBodyCredit(); }); });
+  });
+  if (!submitRequest(bodyOut_)) bodyOut_.reset();  // answered here (no route): not read
+}
+
+bool HttpSession::forwardBody() {
+  std::string bytes = reader_.takeBodySoFar();
+  for (std::size_t at = 0; at < bytes.size(); at += kStreamPieceBytes) {
+    if (!bodyOut_->push(bytes.substr(at, kStreamPieceBytes))) {
+      // Cannot happen while reads stop at the window (see bodyWindowFull): a bug, not the client.
+      failBody("internal: the request body went past its window");
+      onUnexpected("body stream", "request body past its window");
+      return false;
+    }
+  }
+  return true;
+}
+
+bool HttpSession::bodyWindowFull() const {
+  // A read and its parse add at most a read's worth (64 KiB) plus what the buffer held: stop
+  // early enough that the pipe's bound (a window and a piece) is never passed.
+  return bodyOut_->unacknowledgedBytes() + kStreamPieceBytes + reader_.bufferLimit() >
+         kStreamWindowBytes + kStreamPieceBytes;
+}
+
+void HttpSession::pauseBody() {
+  bodyPaused_ = true;
+  bodyPausedAt_ = Clock::now();
+}
+
+void HttpSession::onBodyCredit() {
+  account();
+  if (!bodyPaused_ || !bodyOut_ || closed_ || bodyWindowFull()) return;
+  bodyPaused_ = false;
+  // The time the app made the client wait does not count against the client.
+  bodyDeadline_ += Clock::now() - bodyPausedAt_;
+  readMore();
+}
+
+void HttpSession::failBody(const std::string& why) {
+  if (!bodyOut_) return;
+  bodyOut_->fail(why);
+  bodyOut_.reset();
+  account();
+  bodyPaused_ = false;
+  if (cancelHandle_ && !writing_) context_.backend.cancel(cancelHandle_);
+}
+
+}  // namespace isolane
