@@ -24,13 +24,17 @@ namespace {
 // A streamed body, read to its end (each piece acknowledged, so the app keeps producing). False
 // with `error` set when the stream was cut.
 bool readStream(BodyPipe& pipe, std::string* body, std::string* error) {
-  std::mutex mutex;
-  std::condition_variable cv;
-  bool ready = false;
-  pipe.setReady([&] {
-    std::lock_guard<std::mutex> lock(mutex);
-    ready = true;
-    cv.notify_one();
+  // Shared with the callback, which the producer may still be running when this returns.
+  struct Wake {
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool ready = false;
+  };
+  auto wake = std::make_shared<Wake>();
+  pipe.setReady([wake] {
+    std::lock_guard<std::mutex> lock(wake->mutex);
+    wake->ready = true;
+    wake->cv.notify_one();
   });
   std::string piece;
   for (;;) {
@@ -40,14 +44,16 @@ bool readStream(BodyPipe& pipe, std::string* body, std::string* error) {
         pipe.acknowledge(piece.size());
         continue;
       case BodyPipe::Take::kEnd:
+        pipe.setReady(nullptr);
         return true;
       case BodyPipe::Take::kFailed:
+        pipe.setReady(nullptr);
         *error = piece;
         return false;
       case BodyPipe::Take::kEmpty: {
-        std::unique_lock<std::mutex> lock(mutex);
-        cv.wait(lock, [&] { return ready; });
-        ready = false;
+        std::unique_lock<std::mutex> lock(wake->mutex);
+        wake->cv.wait(lock, [&] { return wake->ready; });
+        wake->ready = false;
       }
     }
   }

@@ -350,7 +350,14 @@ void HttpSession::onProbe(beast::error_code ec) {
 
 void HttpSession::respond(AppResponse r) {
   // Already answered (a 500 after a failure of ours) or gone: the app's answer has nowhere to go.
-  if (closed_ || writing_) return;
+  // A streamed one is told so, or its app would stream on into a pipe nobody reads.
+  if (closed_ || writing_) {
+    if (r.stream) {
+      r.stream->abandon();
+      if (cancelHandle_) context_.backend.cancel(cancelHandle_);
+    }
+    return;
+  }
   if (r.failure == FailureKind::kNone) {
     // The master does not trust a worker: what goes on the wire is checked here too, for every
     // backend, before Beast (which would throw on a status past 999) ever sees it.
@@ -362,7 +369,10 @@ void HttpSession::respond(AppResponse r) {
   }
   record(r.status);
   if (r.stream && r.failure == FailureKind::kNone) return startStream(std::move(r));
-  if (r.stream) r.stream->abandon();  // refused above: its body goes nowhere
+  if (r.stream) {  // refused above: its body goes nowhere, and its app stops producing it
+    r.stream->abandon();
+    if (cancelHandle_) context_.backend.cancel(cancelHandle_);
+  }
   if (r.failure != FailureKind::kNone) {
     auto res = failureResponse(r, requestId(), version_);
     if (r.failure == FailureKind::kOverloaded || r.failure == FailureKind::kShuttingDown) {

@@ -40,6 +40,18 @@ std::string chunkSize(std::size_t n) {
 }  // namespace
 
 void HttpSession::startStream(AppResponse r) {
+  if (r.status < 200 || r.status == 204 || r.status == 304) {
+    // A status that has no body (only a worker that breaks the protocol sends one streamed): no
+    // body framing may follow its head, or a client would read the body as its next response.
+    r.stream->abandon();
+    if (cancelHandle_) context_.backend.cancel(cancelHandle_);
+    r.stream.reset();
+    r.failure = FailureKind::kHandlerError;
+    r.failureDetail = "a streamed body for status " + std::to_string(r.status);
+    logEvent(Level::kError, "response head refused",
+             {{"app", app_}, {"request", requestId()}, {"error", r.failureDetail}});
+    return respond(std::move(r));
+  }
   streamPipe_ = std::move(r.stream);
   streamSent_ = 0;
   streamLength_ = declaredLength(r.headers);
@@ -166,6 +178,8 @@ void HttpSession::writeStreamPieces(std::vector<std::string> pieces, std::size_t
 }
 
 void HttpSession::endStream() {
+  // The last write may complete after the stream was cut (the client went away meanwhile).
+  if (!streamPipe_) return;
   if (auto* m = context_.options.metrics) m->streamsOpen.with({}).add(-1);
   streamPipe_->setReady(nullptr);
   streamPipe_.reset();

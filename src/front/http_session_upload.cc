@@ -15,10 +15,12 @@ void HttpSession::startBodyStream() {
   bodyPaused_ = false;
   // A strong reference: while reading is paused and the app has not answered, nothing else
   // keeps the connection alive. The backend drops the pipe when the request ends.
-  bodyOut_ = std::make_shared<BodyPipe>([self = shared_from_this()](std::size_t) {
-    asio::post(self->stream_.get_executor(),
-               [self] { self->guarded("body credit", [&] { self->onBodyCredit(); }); });
-  });
+  bodyOut_ = std::make_shared<BodyPipe>(
+      [self = shared_from_this()](std::size_t) {
+        asio::post(self->stream_.get_executor(),
+                   [self] { self->guarded("body credit", [&] { self->onBodyCredit(); }); });
+      },
+      /*enforceWindow=*/false);
   if (!submitRequest(bodyOut_)) bodyOut_.reset();  // answered here (no route): not read
 }
 
@@ -26,9 +28,9 @@ bool HttpSession::forwardBody() {
   std::string bytes = reader_.takeBodySoFar();
   for (std::size_t at = 0; at < bytes.size(); at += kStreamPieceBytes) {
     if (!bodyOut_->push(bytes.substr(at, kStreamPieceBytes))) {
-      // Cannot happen while reads stop at the window (see bodyWindowFull): a bug, not the client.
-      failBody("internal: the request body went past its window");
-      onUnexpected("body stream", "request body past its window");
+      // Only after the body ended or failed: a bug, not the client.
+      failBody("internal: a request body piece after its end");
+      onUnexpected("body stream", "request body piece after its end");
       return false;
     }
   }
@@ -36,10 +38,9 @@ bool HttpSession::forwardBody() {
 }
 
 bool HttpSession::bodyWindowFull() const {
-  // A read and its parse add at most a read's worth (64 KiB) plus what the buffer held: stop
-  // early enough that the pipe's bound (a window and a piece) is never passed.
-  return bodyOut_->unacknowledgedBytes() + kStreamPieceBytes + reader_.bufferLimit() >
-         kStreamWindowBytes + kStreamPieceBytes;
+  // Reads stop once a window is unread; one read and what the buffer held may pass it (the
+  // server then holds at most a window, a read, and a head's worth).
+  return bodyOut_->unacknowledgedBytes() >= kStreamWindowBytes;
 }
 
 void HttpSession::pauseBody() {

@@ -17,7 +17,9 @@ bool BodyPipe::push(std::string piece) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (ended_ || failed_) return false;
   std::size_t n = piece.size();
-  if (n > kStreamPieceBytes || unacknowledged_ + n > kStreamWindowBytes + kStreamPieceBytes) {
+  if (n == 0) return true;  // nothing: kept nowhere (a peer could send empty pieces forever)
+  if (enforceWindow_ &&
+      (n > kStreamPieceBytes || unacknowledged_ + n > kStreamWindowBytes + kStreamPieceBytes)) {
     return false;
   }
   if (abandoned_) {
@@ -56,7 +58,6 @@ void BodyPipe::setReady(std::function<void()> ready) {
 
 BodyPipe::Take BodyPipe::take(std::string* piece) {
   std::lock_guard<std::mutex> lock(mutex_);
-  readyPending_ = false;
   // What was produced before a failure still goes out; then the response is cut.
   if (!pieces_.empty()) {
     *piece = std::move(pieces_.front());
@@ -68,7 +69,11 @@ BodyPipe::Take BodyPipe::take(std::string* piece) {
     *piece = failure_;
     return Take::kFailed;
   }
-  return ended_ ? Take::kEnd : Take::kEmpty;
+  if (ended_) return Take::kEnd;
+  // Only an empty pipe re-arms `ready`: until the consumer has drained it, it is still at work
+  // (on some thread), and a second call would run two consumers at once.
+  readyPending_ = false;
+  return Take::kEmpty;
 }
 
 void BodyPipe::acknowledge(std::size_t bytes) {

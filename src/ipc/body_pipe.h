@@ -31,7 +31,10 @@ class BodyPipe {
   // more. Called on the consumer's thread.
   using CreditFn = std::function<void(std::size_t bytes)>;
 
-  explicit BodyPipe(CreditFn credit) : credit_(std::move(credit)) {}
+  // `enforceWindow`: a producer that pushes past its window is refused (for producers the
+  // consumer does not trust: a worker). The front's own request-body pipe bounds itself.
+  explicit BodyPipe(CreditFn credit, bool enforceWindow = true)
+      : credit_(std::move(credit)), enforceWindow_(enforceWindow) {}
   BodyPipe(const BodyPipe&) = delete;
   BodyPipe& operator=(const BodyPipe&) = delete;
 
@@ -45,7 +48,8 @@ class BodyPipe {
   // client sees it incomplete.
   void fail(std::string detail);
 
-  // Consumer. `ready` is called whenever something new can be taken (possibly at once).
+  // Consumer. `ready` is called when something new can be taken (possibly at once), and not
+  // again until a take() has returned kEmpty: one consumer runs at a time.
   void setReady(std::function<void()> ready);
   enum class Take { kPiece, kEmpty, kEnd, kFailed };
   // kPiece: *piece is the next piece. kFailed: *piece is the reason, for the log.
@@ -66,6 +70,7 @@ class BodyPipe {
   void notify(std::unique_lock<std::mutex>& lock);
 
   const CreditFn credit_;
+  const bool enforceWindow_;
   mutable std::mutex mutex_;
   std::deque<std::string> pieces_;
   std::size_t buffered_ = 0;

@@ -50,7 +50,7 @@ void FrameOutbox::breakLocked(std::unique_lock<std::mutex>& lock, const std::str
 void FrameOutbox::sendBytes(std::string bytes) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (broken_) return;
-  if (queue_.empty()) {
+  if (queue_.empty() && !flushing_) {
     // The common case: the socket has room, and the frame leaves now, from this thread.
     std::size_t sent = 0;
     while (sent < bytes.size()) {
@@ -87,10 +87,15 @@ void FrameOutbox::flushLoop() {
       stopBy = std::chrono::steady_clock::now() + std::chrono::seconds(1);
     }
     if (std::chrono::steady_clock::now() > stopBy) return;
-    // Write the head of the queue without the lock; senders append behind it meanwhile.
-    const std::string& front = queue_.front();
-    const char* data = front.data() + frontSent_;
-    std::size_t left = front.size() - frontSent_;
+    // Write the head of the queue without the lock, taken out of the queue (which a break may
+    // clear meanwhile); senders append behind it, and none writes directly while it is out.
+    std::string current = std::move(queue_.front());
+    queue_.pop_front();
+    std::size_t offset = frontSent_;
+    frontSent_ = 0;
+    flushing_ = true;
+    const char* data = current.data() + offset;
+    std::size_t left = current.size() - offset;
     lock.unlock();
     pollfd pfd{fd_, POLLOUT, 0};
     int ready = ::poll(&pfd, 1, 100);
@@ -98,6 +103,7 @@ void FrameOutbox::flushLoop() {
     if (ready > 0) n = ::send(fd_, data, left, MSG_NOSIGNAL | MSG_DONTWAIT);
     int error = errno;
     lock.lock();
+    flushing_ = false;
     if (broken_) continue;
     if ((ready < 0 && error != EINTR) ||
         (ready > 0 && n < 0 && error != EAGAIN && error != EWOULDBLOCK && error != EINTR) ||
@@ -106,12 +112,12 @@ void FrameOutbox::flushLoop() {
       continue;
     }
     if (n > 0) {
-      frontSent_ += static_cast<std::size_t>(n);
+      offset += static_cast<std::size_t>(n);
       queued_ -= static_cast<std::size_t>(n);
-      if (frontSent_ == queue_.front().size()) {
-        queue_.pop_front();
-        frontSent_ = 0;
-      }
+    }
+    if (offset < current.size()) {  // the rest goes first next time
+      queue_.push_front(std::move(current));
+      frontSent_ = offset;
     }
   }
 }

@@ -50,6 +50,7 @@ class FrameOutbox {
   std::size_t frontSent_ = 0;  // bytes of queue_.front() already written
   bool stopping_ = false;
   bool broken_ = false;
+  bool flushing_ = false;  // the flusher holds the head of the queue outside it
   const std::function<void(const std::string& why)> onBroken_;
   std::thread thread_;
 };

@@ -98,6 +98,11 @@ void EventLoop::streamHeadCallback(const v8::FunctionCallbackInfo<v8::Value>& in
   if (id == 0) return;
   Request& req = self->requests_.at(id);
   JsScope js(info);
+  if (req.clientGone) {
+    // The client went away before the head: nobody would read the stream.
+    self->fail(id, FailureKind::kHandlerError, "the client went away before the response");
+    return;
+  }
   if (!req.job.sink || !info[4]->IsFunction()) {
     self->fail(id, FailureKind::kInternal, "a streamed head where no stream was asked for");
     return;
@@ -134,6 +139,10 @@ void EventLoop::streamChunkCallback(const v8::FunctionCallbackInfo<v8::Value>& i
   }
   auto bytes = info[1].As<v8::Uint8Array>();
   std::size_t size = bytes->ByteLength();
+  if (size == 0) {  // nothing to send (a detached view): the credit is unchanged
+    info.GetReturnValue().Set(static_cast<double>(req.credit));
+    return;
+  }
   if (size > kStreamPieceBytes) {
     self->fail(id, FailureKind::kInternal, "a streamed piece over 64 KiB");
     return;

@@ -65,13 +65,23 @@ void Executor::requestBody(std::uint64_t key, std::string piece, bool end, std::
 
 void Executor::pushControl(Control control) {
   {
+    // Nothing is dropped. Credits for one request add up and cancels of one request count once,
+    // so they are bounded by the requests in flight; body pieces are bounded by credit.
     auto q = controls_.lock();
-    // Cancels and credits are bounded: past this they are dropped (best effort: the request's
-    // own deadlines still end it). Body pieces are bounded by credit instead, and never dropped.
-    if (control.kind != Control::Kind::kBody && q->size() >= 4 * options_.queueCapacity + 1024) {
-      return;
+    switch (control.kind) {
+      case Control::Kind::kCredit: {
+        auto [it, added] = q->credits.try_emplace(control.key, 0);
+        if (added) q->order.push_back(control);  // one entry per key; its sum is in credits
+        it->second += control.credit;
+        break;
+      }
+      case Control::Kind::kCancel:
+        if (q->cancelled.insert(control.key).second) q->order.push_back(std::move(control));
+        break;
+      case Control::Kind::kBody:
+        q->order.push_back(std::move(control));
+        break;
     }
-    q->push_back(std::move(control));
   }
   doorbell_.ring();
 }
@@ -106,8 +116,11 @@ void Executor::run() {
 
     // Controls are taken before requests: a control is pushed after its request, so every control
     // taken here finds its request started below (a body piece must never miss its request).
-    std::deque<Control> controls;
-    controls_.lock()->swap(controls);
+    Controls controls;
+    {
+      auto q = controls_.lock();
+      std::swap(controls, *q);
+    }
     requests_.drainInto(jobs);
     while (!jobs.empty()) {
       RequestJob job = std::move(jobs.front());
@@ -125,13 +138,13 @@ void Executor::run() {
         loop.startRequest(std::move(job));
       }
     }
-    for (Control& c : controls) {
+    for (Control& c : controls.order) {
       switch (c.kind) {
         case Control::Kind::kCancel:
           loop.cancelRequest(c.key);
           break;
         case Control::Kind::kCredit:
-          loop.grantCredit(c.key, c.credit);
+          loop.grantCredit(c.key, controls.credits[c.key]);
           break;
         case Control::Kind::kBody:
           loop.requestBody(c.key, std::move(c.piece), c.end, std::move(c.error));

@@ -8,6 +8,8 @@
 #include <future>
 #include <memory>
 #include <thread>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "ipc/app_spec.h"
 #include "util/bounded_queue.h"
@@ -96,7 +98,12 @@ class Executor {
   const Clock& clock_;
   BoundedQueue<RequestJob> requests_;
   Guarded<std::deque<LoadCommand>> commands_;
-  Guarded<std::deque<Control>> controls_;
+  struct Controls {
+    std::deque<Control> order;  // in arrival order; a credit or cancel once per key
+    std::unordered_map<std::uint64_t, std::size_t> credits;  // summed per key
+    std::unordered_set<std::uint64_t> cancelled;
+  };
+  Guarded<Controls> controls_;
   Doorbell doorbell_;
   std::atomic<bool> stopping_{false};
   std::atomic<std::size_t> pending_{0};

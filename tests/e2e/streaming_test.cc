@@ -239,6 +239,26 @@ TEST_P(StreamingTest, AClientThatGoesAwayCancelsTheAppsStream) {
   EXPECT_GE(static_cast<int>(stats()["aborted"]), 1) << "request.signal did not abort";
 }
 
+TEST_P(StreamingTest, AStreamWhoseClientLeftBeforeItsHeadIsCancelled) {
+  start();
+  {
+    RawClient c(port_);
+    c.get("/late-sse?ms=300");
+    std::this_thread::sleep_for(milliseconds(50));
+  }  // gone before the head
+  // The app's stream is cancelled rather than left producing into a pipe nobody reads.
+  EXPECT_TRUE(waitForCancel("AbortError", milliseconds(3000))) << stats().dump();
+  if (std::string(GetParam()) == "subprocess") {
+    auto& pool = dynamic_cast<SubprocessBackend&>(server_->backend());
+    bool none = false;
+    for (int i = 0; i < 300 && !none; ++i) {
+      none = pool.workers()[0].streams == 0 && pool.inFlight() == 0;
+      if (!none) std::this_thread::sleep_for(milliseconds(10));
+    }
+    EXPECT_TRUE(none) << "the stream still holds its place";
+  }
+}
+
 TEST_P(StreamingTest, AStreamThatStallsIsEndedAtItsIdleLimit) {
   ServerConfig config;
   config.streamIdleTimeout = milliseconds(300);
