@@ -85,6 +85,7 @@ void HttpSession::startStream(AppResponse r) {
       [self = shared_from_this(), head, serializer, headOnly](beast::error_code ec, std::size_t) {
         self->guarded("stream head", [&] {
           if (ec) return self->cutStream("client", "the head could not be written");
+          if (!self->streamPipe_) return;  // cut while the head was being written
           if (headOnly) {
             // HEAD: the head of what GET gets. The app's stream is not read.
             if (self->cancelHandle_) self->context_.backend.cancel(self->cancelHandle_);
