@@ -151,31 +151,10 @@ export function dispatch(id, handler, method, url, headers, body, env, natives, 
   const abort = (...reason) => {
     if (request !== null) abortIncomingRequest(request, reason.length > 0 ? reason[0] : clientDisconnected());
   };
-  let settled = false;
-  const once = (fn) => (...args) => {
-    if (settled) return;
-    settled = true;
-    return ReflectApply(fn, undefined, args);
-  };
-  // Exactly one of respond, fail and streamHead is called; a stream may still fail later.
-  const host = {
-    __proto__: null,
-    respond: once(natives.respond),
-    fail: (...args) => {
-      if (settled && !streamed) return;
-      settled = true;
-      ReflectApply(natives.fail, undefined, args);
-    },
-    streamHead: (...args) => {
-      if (settled) return false;
-      settled = true;
-      streamed = true;
-      return ReflectApply(natives.streamHead, undefined, args);
-    },
-    streamChunk: natives.streamChunk,
-    streamEnd: natives.streamEnd,
-  };
-  let streamed = false;
+  // The natives themselves: C++ takes exactly one of respond, fail and streamHead per request (a
+  // second is ignored, a streamHead after an answer returns false) and a fail after streamHead
+  // cuts the stream, so nothing per request is made here to enforce it.
+  const host = natives;
   try {
     let fetch;
     if (handler === null || (typeof handler !== 'object' && typeof handler !== 'function') ||
