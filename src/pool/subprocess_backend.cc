@@ -298,16 +298,28 @@ void SubprocessBackend::drainQueue() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (queue_.empty() || stopping_) return;
-    // Take only as many as there is room for now, so they are not queued again at the back.
-    std::size_t room = 0;
+    // Take, in order, only what there is room for now (short requests in the short lane under
+    // the global cap, streaming apps' requests in theirs under the stream cap), so that nothing
+    // is queued again at the back; stop at the first that would not fit.
+    std::size_t shortRoom = 0, streamSlots = 0;
     for (auto& s : slots_) {
-      if (s->state == SlotState::kReady && s->inFlight < options_.workerMaxInflight) {
-        room += options_.workerMaxInflight - s->inFlight;
+      if (s->state != SlotState::kReady) continue;
+      if (inStreamingLane(*s) || !lanes()) ++streamSlots;
+      if (!inStreamingLane(*s) && s->inFlight < options_.workerMaxInflight) {
+        shortRoom += options_.workerMaxInflight - s->inFlight;
       }
     }
     std::size_t admitted = admitted_.load();
-    room = std::min(room, admitted < options_.maxInflight ? options_.maxInflight - admitted : 0);
-    while (!queue_.empty() && ready.size() < room) {
+    shortRoom =
+        std::min(shortRoom, admitted < options_.maxInflight ? options_.maxInflight - admitted : 0);
+    std::size_t streams = streams_.load();
+    std::size_t streamRoom = streamSlots == 0 || streams >= options_.streamMaxInflight
+                                 ? 0
+                                 : options_.streamMaxInflight - streams;
+    while (!queue_.empty()) {
+      std::size_t& room = isStreamingApp(queue_.front().request.app) ? streamRoom : shortRoom;
+      if (room == 0) break;
+      --room;
       ready.push_back(std::move(queue_.front()));
       queue_.pop_front();
     }

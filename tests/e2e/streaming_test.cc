@@ -498,6 +498,41 @@ TEST_P(StreamingTest, AnAppThatDoesNotReadItsBodyHoldsOneWindowOfIt) {
   EXPECT_EQ(test::get(port_, "/hello").body(), "hello\n");
 }
 
+TEST_P(StreamingTest, AQueuedStreamTakesTheRoomAStreamLeaves) {
+  if (std::string(GetParam()) != "subprocess") GTEST_SKIP() << "the wait queue is the pool's";
+  ServerConfig config;
+  config.pool.streamingLane = 1;
+  config.pool.maxInflight = 1;
+  config.pool.workerMaxInflight = 1;
+  config.pool.streamMaxInflight = 2;
+  config.pool.maxQueue = 4;
+  config.pool.queueTimeout = milliseconds(3000);
+  config.apps.push_back(test::fixtureApp("feed", "stream.js", "/feed"));
+  config.apps.back().streaming = true;
+  start(std::move(config), 2);
+  // The short lane is full (one slow request), and so is the stream cap (two streams).
+  RawClient slow(port_);
+  slow.get("/slow?ms=4000");
+  RawClient a(port_), b(port_);
+  a.get("/feed/sse?n=100000&ms=50");
+  b.get("/feed/sse?n=100000&ms=50");
+  ASSERT_TRUE(a.readUntil(": open", milliseconds(5000)));
+  ASSERT_TRUE(b.readUntil(": open", milliseconds(5000)));
+  RawClient third(port_);
+  third.get("/feed/sse?n=2&ms=10");
+  EXPECT_FALSE(third.readUntil("HTTP/1.1", milliseconds(300))) << "not queued: " << third.data;
+  // A stream ends: its room goes to the queued stream at once, though the short lane is still
+  // full, well before its queue timeout.
+  auto closed = Clock::now();
+  a.close();
+  ASSERT_TRUE(third.readUntil(kLastChunk, milliseconds(2500))) << third.data;
+  EXPECT_NE(third.data.find("HTTP/1.1 200"), std::string::npos) << third.data;
+  auto took = std::chrono::duration_cast<milliseconds>(Clock::now() - closed);
+  std::printf("the queued stream was served %lld ms after a stream ended\n",
+              static_cast<long long>(took.count()));
+  EXPECT_LT(took, milliseconds(1000));
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, StreamingTest, ::testing::Values("subprocess", "inprocess"));
 
 }  // namespace
