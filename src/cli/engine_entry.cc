@@ -5,27 +5,13 @@
 // Buffer.
 
 #include <node_api.h>
-#include <unistd.h>
-
-#include <cstdio>
-#include <iostream>
 
 #include "cli/commands.h"
 #include "runtime/platform.h"
 
-extern "C" __attribute__((visibility("default"))) napi_value napi_register_module_v1(
-    napi_env, napi_value exports) {
-  int status = 1;
-  try {
-    std::vector<std::string> args = isolane::attachToNode();
-    status = isolane::runCommandLine(args, &isolane::engineCommands());
-  } catch (const std::exception& e) {
-    // Nothing may unwind into node: say what happened and end the process ourselves.
-    std::cerr << "isolane engine: unexpected failure: " << e.what() << "\n";
-  }
-  std::cout.flush();
-  std::cerr.flush();
-  std::fflush(nullptr);
-  _exit(status);
-  return exports;
+extern "C" __attribute__((visibility("default"))) napi_value napi_register_module_v1(napi_env,
+                                                                                     napi_value) {
+  isolane::runInNode("isolane engine", [](std::vector<std::string> args) {
+    return isolane::runCommandLine(args, &isolane::engineCommands());
+  });
 }

@@ -288,6 +288,7 @@ bool HttpSession::submitRequest(std::shared_ptr<BodyPipe> bodyStream) {
 
   AppRequest out;
   out.app = route->mount->app;
+  out.streaming = route->mount->streaming;
   app_ = out.app;
   out.requestId = id;
   out.method = head.method;

@@ -12,9 +12,10 @@ namespace isolane {
 
 struct Mount {
   std::string app;
-  std::string prefix = "/";    // path prefix, starting with '/'
-  std::string host;            // empty: any host; otherwise matched without the port, case-blind
-  bool stripPrefix = true;     // the app sees paths relative to its mount
+  std::string prefix = "/";  // path prefix, starting with '/'
+  std::string host;          // empty: any host; otherwise matched without the port, case-blind
+  bool stripPrefix = true;   // the app sees paths relative to its mount
+  bool streaming = false;    // its requests are admitted against the stream cap
 };
 
 struct Route {

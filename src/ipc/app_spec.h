@@ -16,9 +16,6 @@ struct AppSpec {
   std::vector<std::string> fetchAllow = {};
   // Service bindings: env[first] calls the app named second, inside the server.
   std::vector<std::pair<std::string, std::string>> services = {};
-  // Its requests are admitted against the stream cap from the start (SSE endpoints and the
-  // like), not only once their head says the body streams.
-  bool streaming = false;
   // Tests of the web APIs only: see ContextState::testHooks.
   bool testHooks = false;
 };

@@ -26,6 +26,9 @@ struct AppRequest {
   // A body streamed as it arrives (then `body` is empty): the front pushes, the backend takes
   // and acknowledges each piece once the app has read it.
   std::shared_ptr<BodyPipe> bodyStream = {};
+  // Of an app marked streaming (SSE endpoints and the like): admitted against the stream cap from
+  // the start, not only once its head says the body streams.
+  bool streaming = false;
 };
 
 // Why a request did not get the app's own answer. The front maps each to a status. The values
@@ -100,7 +103,7 @@ struct AppResponse {
   // pipe (set by the backend, for the front). `streamed` marks such a head where it is made (in
   // the event loop), before a backend attaches the pipe.
   bool streamed = false;
-  std::shared_ptr<BodyPipe> stream;
+  std::shared_ptr<BodyPipe> stream = {};
 
   // True for failures where nothing ran to completion and a retry elsewhere is safe.
   bool retryable() const {

@@ -1,7 +1,5 @@
 #include "pool/inprocess_backend.h"
 
-#include <algorithm>
-
 #include "ipc/body_pipe.h"
 #include "pool/body_forwarder.h"
 
@@ -13,7 +11,7 @@ namespace {
 // when a response streams.
 class PipeSink final : public StreamSink {
  public:
-  PipeSink(std::weak_ptr<Executor> executor, std::uint64_t key, std::shared_ptr<StreamCount> count)
+  PipeSink(std::weak_ptr<Executor> executor, std::uint64_t key, std::shared_ptr<CappedCount> count)
       : executor_(std::move(executor)), key_(key), count_(std::move(count)) {}
   ~PipeSink() override { release(); }
 
@@ -47,7 +45,7 @@ class PipeSink final : public StreamSink {
  private:
   const std::weak_ptr<Executor> executor_;
   const std::uint64_t key_;
-  const std::shared_ptr<StreamCount> count_;
+  const std::shared_ptr<CappedCount> count_;
   bool holding_ = false;  // executor thread only, after submit
   std::shared_ptr<BodyPipe> pipe_;
 };
@@ -55,7 +53,7 @@ class PipeSink final : public StreamSink {
 }  // namespace
 
 InProcessBackend::InProcessBackend(const InProcessOptions& options, LogSink& log)
-    : streams_(std::make_shared<StreamCount>(options.streamMaxInflight)) {
+    : streams_(std::make_shared<CappedCount>(options.streamMaxInflight)) {
   std::size_t n = options.threads == 0 ? 1 : options.threads;
   for (std::size_t i = 0; i < n; ++i) {
     executors_.push_back(std::make_shared<Executor>(options.executor, log));
@@ -65,9 +63,6 @@ InProcessBackend::InProcessBackend(const InProcessOptions& options, LogSink& log
 InProcessBackend::~InProcessBackend() { stop(); }
 
 Status InProcessBackend::start(const std::vector<AppSpec>& apps) {
-  for (const AppSpec& app : apps) {
-    if (app.streaming) streamingApps_.push_back(app.name);
-  }
   for (auto& executor : executors_) {
     for (const AppSpec& app : apps) {
       Status s = executor->loadApp(app);
@@ -91,11 +86,9 @@ std::uint64_t InProcessBackend::submit(AppRequest request, std::function<void(Ap
   auto sink = std::make_shared<PipeSink>(executors_[best], key, streams_);
   // Requests of an app marked streaming take their place under the stream cap now; others when
   // their head says the body streams.
-  if (std::find(streamingApps_.begin(), streamingApps_.end(), request.app) !=
-      streamingApps_.end()) {
+  if (request.streaming) {
     if (!streams_->tryTake()) {
-      done(AppResponse::shed("stream-full", "shed: " + std::to_string(streams_->cap) +
-                                                " streams are open (stream_max_inflight)"));
+      done(streamCapShed(streams_->cap()));
       return 0;
     }
     sink->holdPlace();
@@ -110,14 +103,12 @@ std::uint64_t InProcessBackend::submit(AppRequest request, std::function<void(Ap
                        // Refused before anything reached the client: 503, and the app's
                        // stream is cancelled.
                        if (auto e = executor.lock()) e->cancel(key);
-                       r = AppResponse::shed("stream-full",
-                                             "shed: " + std::to_string(streams->cap) +
-                                                 " streams are open (stream_max_inflight)");
+                       r = streamCapShed(streams->cap());
                      }
                    }
                    if (r.streamed) {
                      r.stream = sink->pipe();
-                   } else if (!r.streamed) {
+                   } else {
                      sink->release();  // answered whole: no stream holds the place
                    }
                    done(std::move(r));

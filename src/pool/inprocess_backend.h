@@ -9,24 +9,10 @@
 #include <vector>
 
 #include "pool/backend.h"
+#include "pool/capped_count.h"
 #include "worker/executor.h"
 
 namespace isolane {
-
-// A count bounded by a cap, safe from any thread.
-struct StreamCount {
-  explicit StreamCount(std::size_t cap) : cap(cap) {}
-  bool tryTake() {
-    std::size_t cur = open.load(std::memory_order_relaxed);
-    while (cur < cap) {
-      if (open.compare_exchange_weak(cur, cur + 1, std::memory_order_acq_rel)) return true;
-    }
-    return false;
-  }
-  void give() { open.fetch_sub(1, std::memory_order_acq_rel); }
-  const std::size_t cap;
-  std::atomic<std::size_t> open{0};
-};
 
 struct InProcessOptions {
   std::size_t threads = 1;
@@ -54,8 +40,7 @@ class InProcessBackend final : public Backend {
   std::atomic<std::uint64_t> nextKey_{1};
   // Streams held against streamMaxInflight; shared with the sinks, which give a stream's place
   // back when it ends, possibly after the backend is gone.
-  std::shared_ptr<StreamCount> streams_;
-  std::vector<std::string> streamingApps_;
+  std::shared_ptr<CappedCount> streams_;
 };
 
 }  // namespace isolane

@@ -13,6 +13,8 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
     : options_(std::move(options)),
       clock_(clock),
       manualSupervision_(supervision == Supervision::kManual),
+      admitted_(options_.maxInflight),
+      streams_(options_.streamMaxInflight),
       rejected_(metrics.counter("isolane_admission_rejected_total",
                                 "Requests shed before running, by reason", {"reason"})),
       spawns_(metrics.counter("isolane_worker_spawns_total", "Worker processes started")),
@@ -76,38 +78,14 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
 
 SubprocessBackend::~SubprocessBackend() { stop(); }
 
-bool SubprocessBackend::tryAdmit() {
-  std::size_t cur = admitted_.load(std::memory_order_relaxed);
-  while (cur < options_.maxInflight) {
-    if (admitted_.compare_exchange_weak(cur, cur + 1, std::memory_order_acq_rel)) return true;
-  }
-  return false;
-}
-
-void SubprocessBackend::release(std::size_t n) {
-  admitted_.fetch_sub(n, std::memory_order_acq_rel);
-}
-
-std::size_t SubprocessBackend::inFlight() const { return admitted_.load(); }
-
-bool SubprocessBackend::tryAdmitStream() {
-  std::size_t cur = streams_.load(std::memory_order_relaxed);
-  while (cur < options_.streamMaxInflight) {
-    if (streams_.compare_exchange_weak(cur, cur + 1, std::memory_order_acq_rel)) return true;
-  }
-  return false;
-}
+std::size_t SubprocessBackend::inFlight() const { return admitted_.taken(); }
 
 void SubprocessBackend::releaseLocked(const Pending& p) {
   Slot& slot = *slots_[static_cast<std::size_t>(p.slot)];
   bool live = slot.generation == p.generation;
-  if (p.stream) {
-    if (live && slot.streams > 0) --slot.streams;
-    streams_.fetch_sub(1, std::memory_order_acq_rel);
-  } else {
-    if (live && slot.inFlight > 0) --slot.inFlight;
-    release();
-  }
+  std::size_t& count = p.stream ? slot.streams : slot.inFlight;
+  if (live && count > 0) --count;
+  capOf(p.stream).give();
 }
 
 void SubprocessBackend::forgetLocked(std::uint64_t id) {
@@ -125,13 +103,6 @@ std::size_t SubprocessBackend::streamingLane() const {
 
 bool SubprocessBackend::inStreamingLane(const Slot& slot) const {
   return lanes() && static_cast<std::size_t>(slot.index) >= slots_.size() - streamingLane();
-}
-
-bool SubprocessBackend::isStreamingApp(const std::string& app) const {
-  for (const AppSpec& spec : apps_) {
-    if (spec.name == app) return spec.streaming;
-  }
-  return false;
 }
 
 // The live worker with the fewest requests in flight that still has room, the earliest slot on a
@@ -213,15 +184,10 @@ void SubprocessBackend::cancel(std::uint64_t handle) {
 std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(AppResponse)> done,
                                        SteadyTime arrived) {
   // Admission first, before any serialization: over the global cap the answer is immediate.
-  bool stream = isStreamingApp(request.app);
-  bool admitted = stream ? tryAdmitStream() : tryAdmit();
+  bool stream = request.streaming;
+  bool admitted = capOf(stream).tryTake();
   auto unadmit = [&] {
-    if (!admitted) return;
-    if (stream) {
-      streams_.fetch_sub(1, std::memory_order_acq_rel);
-    } else {
-      release();
-    }
+    if (admitted) capOf(stream).give();
   };
   std::unique_lock<std::mutex> lock(mu_);
   if (stopping_) {
@@ -309,15 +275,10 @@ void SubprocessBackend::drainQueue() {
         shortRoom += options_.workerMaxInflight - s->inFlight;
       }
     }
-    std::size_t admitted = admitted_.load();
-    shortRoom =
-        std::min(shortRoom, admitted < options_.maxInflight ? options_.maxInflight - admitted : 0);
-    std::size_t streams = streams_.load();
-    std::size_t streamRoom = streamSlots == 0 || streams >= options_.streamMaxInflight
-                                 ? 0
-                                 : options_.streamMaxInflight - streams;
+    shortRoom = std::min(shortRoom, admitted_.room());
+    std::size_t streamRoom = streamSlots == 0 ? 0 : streams_.room();
     while (!queue_.empty()) {
-      std::size_t& room = isStreamingApp(queue_.front().request.app) ? streamRoom : shortRoom;
+      std::size_t& room = queue_.front().request.streaming ? streamRoom : shortRoom;
       if (room == 0) break;
       --room;
       ready.push_back(std::move(queue_.front()));

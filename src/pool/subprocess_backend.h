@@ -19,6 +19,7 @@
 
 #include "obs/metrics.h"
 #include "pool/backend.h"
+#include "pool/capped_count.h"
 #include "pool/crash_budget.h"
 #include "pool/pool_options.h"
 #include "pool/worker_process.h"
@@ -82,9 +83,8 @@ class SubprocessBackend final : public Backend {
                       SteadyTime arrived);
   void drainQueue();
   void finish(std::uint64_t id, AppResponse response);
-  bool tryAdmit();
-  void release(std::size_t n = 1);
-  bool tryAdmitStream();
+  // The cap a request is held by: the stream cap or the global in-flight cap.
+  CappedCount& capOf(bool stream) { return stream ? streams_ : admitted_; }
   // Gives back the cap `p` holds, and its slot's count when the slot still runs it.
   void releaseLocked(const Pending& p);
   // Forgets a request whose answer has gone out (its stream ended or was cut); mu_ held.
@@ -93,7 +93,6 @@ class SubprocessBackend final : public Backend {
   void startStreamLocked(std::uint64_t id, Pending& p, Slot& slot,
                          std::unique_lock<std::mutex>& lock);
   SteadyTime streamHangDeadline() const;
-  bool isStreamingApp(const std::string& app) const;
   // Strict lanes (PoolOptions::streamingLane): how many slots serve streaming apps only.
   std::size_t streamingLane() const;
   bool lanes() const { return streamingLane() > 0; }
@@ -114,9 +113,9 @@ class SubprocessBackend final : public Backend {
   bool stopping_ = false;
   bool started_ = false;
 
-  std::atomic<std::size_t> admitted_{0};  // the global in-flight count (lock-free try-admit)
+  CappedCount admitted_;                  // the global in-flight cap (short requests)
   std::atomic<std::size_t> buffered_{0};  // response body bytes held for requests in flight
-  std::atomic<std::size_t> streams_{0};   // requests held by the stream cap
+  CappedCount streams_;                   // the stream cap
 
   // Metrics.
   Family<Counter>& rejected_;

@@ -195,10 +195,10 @@ void SubprocessBackend::startStreamLocked(std::uint64_t id, Pending& p, Slot& sl
   p.response = AppResponse{};
   bool refused = false;
   if (!p.stream) {
-    refused = !tryAdmitStream();
+    refused = !streams_.tryTake();
     if (!refused) {
       if (slot.inFlight > 0) --slot.inFlight;
-      release();
+      admitted_.give();
       ++slot.streams;
       p.stream = true;
     }
@@ -206,8 +206,7 @@ void SubprocessBackend::startStreamLocked(std::uint64_t id, Pending& p, Slot& sl
   std::shared_ptr<WorkerProcess> proc = slot.proc;
   if (refused) {
     rejected_.with({"stream-full"}).inc();
-    head = AppResponse::shed("stream-full", "shed: " + std::to_string(options_.streamMaxInflight) +
-                                                " streams are open (stream_max_inflight)");
+    head = streamCapShed(streams_.cap());
   } else {
     std::weak_ptr<WorkerProcess> weak = proc;
     std::size_t max = options_.maxFrameBytes;

@@ -245,11 +245,7 @@ void SubprocessBackend::stop() {
   }
   procs.clear();
   for (auto& [id, p] : left) {
-    if (p.stream) {
-      streams_.fetch_sub(1, std::memory_order_acq_rel);
-    } else {
-      release();
-    }
+    capOf(p.stream).give();
     if (p.done) {
       p.done(AppResponse::failed(FailureKind::kShuttingDown, "the pool is shutting down"));
     } else if (p.pipe) {

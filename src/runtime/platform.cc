@@ -1,10 +1,12 @@
 #include "runtime/platform.h"
 
+#include <unistd.h>
 #include <v8.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <iterator>
 
 namespace isolane {
@@ -48,6 +50,19 @@ std::vector<std::string> attachToNode() {
     }
   }
   return args;
+}
+
+void runInNode(const char* name, const std::function<int(std::vector<std::string>)>& main) {
+  int status = 1;
+  try {
+    status = main(attachToNode());
+  } catch (const std::exception& e) {
+    std::cerr << name << ": unexpected failure: " << e.what() << "\n";
+  }
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  _exit(status);
 }
 
 }  // namespace isolane

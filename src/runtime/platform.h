@@ -5,6 +5,7 @@
 
 #include <node.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -19,5 +20,12 @@ node::MultiIsolatePlatform& nodePlatform();
 // returns the command line the engine was started with (the arguments after the engine's path,
 // from /proc/self/cmdline, byte for byte).
 std::vector<std::string> attachToNode();
+
+// What an engine entry point (a module node loads) does from its module initialiser: attaches to
+// node, runs `main` with the command line, and ends the process with its status, flushing the
+// standard streams first. Nothing unwinds into node: an exception is reported as `name`'s
+// unexpected failure, with status 1.
+[[noreturn]] void runInNode(const char* name,
+                            const std::function<int(std::vector<std::string>)>& main);
 
 }  // namespace isolane

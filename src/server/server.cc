@@ -92,9 +92,8 @@ Status Server::start() {
     AppSpec spec{app.name, app.module, app.vars};
     spec.fetchAllow = app.fetchAllow;
     spec.services = app.services;
-    spec.streaming = app.streaming;
     specs.push_back(std::move(spec));
-    mounts.push_back(Mount{app.name, app.route, app.host, app.stripPrefix});
+    mounts.push_back(Mount{app.name, app.route, app.host, app.stripPrefix, app.streaming});
   }
   if (Status s = backend_->start(specs); !s) return s;
   router_ = std::make_unique<Router>(std::move(mounts));

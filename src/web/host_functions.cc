@@ -1,6 +1,5 @@
 #include "web/host_functions.h"
 
-#include <tuple>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
@@ -8,12 +7,13 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "ipc/response_check.h"
 #include "runtime/array_buffers.h"
 #include "runtime/context_state.h"
 #include "runtime/host_ops.h"
-#include "ipc/response_check.h"
 #include "runtime/js_errors.h"
 #include "runtime/js_values.h"
 #include "web/utf8.h"
@@ -47,20 +47,11 @@ bool viewBytes(v8::Local<v8::Value> value, std::uint8_t** data, std::size_t* siz
   return true;
 }
 
-
-// A string argument as UTF-8; false unless it is a string (nothing is converted).
-bool stringArg(const Args& args, int i, std::string* out) {
-  if (!args[i]->IsString()) return false;
-  v8::String::Utf8Value s(args.GetIsolate(), args[i]);
-  if (!*s) return false;
-  out->assign(*s, static_cast<std::size_t>(s.length()));
-  return true;
-}
-
 void log(const Args& args) {
   ContextState& state = stateOf(args);
+  JsScope js(args);
   std::string level, text;
-  if (!stringArg(args, 0, &level) || !stringArg(args, 1, &text)) {
+  if (!stringValue(js, args[0], &level) || !stringValue(js, args[1], &text)) {
     return throwType(args.GetIsolate(), "log takes a level and a text, both strings");
   }
   if (state.log) state.log->write(level, state.appName, state.currentRequestId, text);
@@ -87,7 +78,8 @@ void now(const Args& args) {
 
 void setTimer(const Args& args) {
   ContextState& state = stateOf(args);
-  if (!args[0]->IsFunction()) return throwType(args.GetIsolate(), "timer callback must be a function");
+  if (!args[0]->IsFunction())
+    return throwType(args.GetIsolate(), "timer callback must be a function");
   double delay = args[1]->IsNumber() ? args[1].As<v8::Number>()->Value() : 0;
   if (!(delay >= 0)) delay = 0;  // NaN too
   bool repeat = args[2]->BooleanValue(args.GetIsolate());
@@ -99,7 +91,8 @@ void clearTimer(const Args& args) {
   ContextState& state = stateOf(args);
   if (!args[0]->IsNumber()) return;
   double id = args[0].As<v8::Number>()->Value();
-  if (id >= 1 && id <= 4294967295.0) state.timers->clearTimer(state, static_cast<std::uint32_t>(id));
+  if (id >= 1 && id <= 4294967295.0)
+    state.timers->clearTimer(state, static_cast<std::uint32_t>(id));
 }
 
 void enqueueMicrotask(const Args& args) {
@@ -125,11 +118,13 @@ void utf8EncodeInto(const Args& args) {
   if (!args[0]->ToString(isolate->GetCurrentContext()).ToLocal(&s)) return;
   std::uint8_t* data = nullptr;
   std::size_t size = 0;
-  if (!viewBytes(args[1], &data, &size)) return throwType(isolate, "destination must be a Uint8Array");
+  if (!viewBytes(args[1], &data, &size))
+    return throwType(isolate, "destination must be a Uint8Array");
   int read = 0;
   int written = s->WriteUtf8(isolate, reinterpret_cast<char*>(data), static_cast<int>(size), &read,
                              v8::String::NO_NULL_TERMINATION | v8::String::REPLACE_INVALID_UTF8);
-  v8::Local<v8::Value> pair[] = {v8::Integer::New(isolate, read), v8::Integer::New(isolate, written)};
+  v8::Local<v8::Value> pair[] = {v8::Integer::New(isolate, read),
+                                 v8::Integer::New(isolate, written)};
   args.GetReturnValue().Set(v8::Array::New(isolate, pair, 2));
 }
 
@@ -155,14 +150,16 @@ void utf8Decode(const Args& args) {
 void utf8IncompleteTail(const Args& args) {
   std::uint8_t* data = nullptr;
   std::size_t size = 0;
-  if (!viewBytes(args[0], &data, &size)) return throwType(args.GetIsolate(), "input must be a Uint8Array");
+  if (!viewBytes(args[0], &data, &size))
+    return throwType(args.GetIsolate(), "input must be a Uint8Array");
   args.GetReturnValue().Set(static_cast<std::uint32_t>(utf8::incompleteTail(data, size)));
 }
 
 void getRandomValues(const Args& args) {
   std::uint8_t* data = nullptr;
   std::size_t size = 0;
-  if (!viewBytes(args[0], &data, &size)) return throwType(args.GetIsolate(), "expected a typed array");
+  if (!viewBytes(args[0], &data, &size))
+    return throwType(args.GetIsolate(), "expected a typed array");
   if (size && RAND_bytes(data, static_cast<int>(size)) != 1) {
     return throwType(args.GetIsolate(), "the system random source failed");
   }
@@ -170,7 +167,8 @@ void getRandomValues(const Args& args) {
 
 void randomUUID(const Args& args) {
   std::uint8_t b[16];
-  if (RAND_bytes(b, sizeof b) != 1) return throwType(args.GetIsolate(), "the system random source failed");
+  if (RAND_bytes(b, sizeof b) != 1)
+    return throwType(args.GetIsolate(), "the system random source failed");
   b[6] = (b[6] & 0x0F) | 0x40;  // version 4
   b[8] = (b[8] & 0x3F) | 0x80;  // RFC 4122 variant
   char out[37];
@@ -183,8 +181,11 @@ void randomUUID(const Args& args) {
 
 void digest(const Args& args) {
   v8::Isolate* isolate = args.GetIsolate();
+  JsScope js(args);
   std::string name;
-  if (!stringArg(args, 0, &name)) return throwType(isolate, "digest algorithm must be a string");
+  if (!stringValue(js, args[0], &name)) {
+    return throwType(isolate, "digest algorithm must be a string");
+  }
   const EVP_MD* md = name == "SHA-1"     ? EVP_sha1()
                      : name == "SHA-256" ? EVP_sha256()
                      : name == "SHA-384" ? EVP_sha384()
@@ -246,7 +247,10 @@ void structuredClone(const Args& args) {
     v8::Local<v8::Value> message = newString(isolate, "value could not be cloned");
     if (tryCatch.HasCaught() && tryCatch.Exception()->IsObject()) {
       v8::Local<v8::Value> m;
-      if (tryCatch.Exception().As<v8::Object>()->Get(context, newString(isolate, "message")).ToLocal(&m)) {
+      if (tryCatch.Exception()
+              .As<v8::Object>()
+              ->Get(context, newString(isolate, "message"))
+              .ToLocal(&m)) {
         message = m;
       }
     }
@@ -302,8 +306,8 @@ void fetchStart(const Args& args) {
   if (!args[1]->IsObject()) return throwType(args.GetIsolate(), "callbacks must be an object");
   auto timeout = std::chrono::milliseconds(
       timeoutMs >= 1 && timeoutMs < 86'400'000 ? static_cast<std::int64_t>(timeoutMs) : 0);
-  std::uint64_t op = state.ops->fetchStart(state, std::move(request), timeout,
-                                           args[1].As<v8::Object>());
+  std::uint64_t op =
+      state.ops->fetchStart(state, std::move(request), timeout, args[1].As<v8::Object>());
   args.GetReturnValue().Set(static_cast<double>(op));
 }
 
@@ -326,10 +330,10 @@ void serviceFetch(const Args& args) {
   ContextState& state = stateOf(args);
   AppRequest request;
   double timeoutMs = 0;
-  if (!stringArg(args, 0, &request.app)) {
+  JsScope js(args);
+  if (!stringValue(js, args[0], &request.app)) {
     return throwType(args.GetIsolate(), "service name must be a string");
   }
-  JsScope js(args);
   if (!readOutbound(js, args[1], &request, &timeoutMs)) return;
   if (!args[2]->IsObject()) return throwType(args.GetIsolate(), "callbacks must be an object");
   state.ops->serviceFetch(state, std::move(request), args[2].As<v8::Object>());
@@ -343,8 +347,7 @@ v8::Local<v8::Object> makeHostObject(JsScope& js) {
   v8::Local<v8::Object> host = v8::Object::New(isolate);
   auto add = [&](const char* name, v8::FunctionCallback fn) {
     v8::Local<v8::Function> f =
-        v8::Function::New(context, fn, v8::Local<v8::Value>(), 0,
-                          v8::ConstructorBehavior::kThrow)
+        v8::Function::New(context, fn, v8::Local<v8::Value>(), 0, v8::ConstructorBehavior::kThrow)
             .ToLocalChecked();
     setOwn(js, host, js.str(name), f);
   };

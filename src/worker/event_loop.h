@@ -194,8 +194,10 @@ class EventLoop final : public TimerHost, public HostOps {
   std::uint64_t owningRequest(ContextState& state);
   std::uint64_t registerOp(ContextState& state, v8::Local<v8::Object> callbacks, bool service,
                            std::uint64_t id);
-  void callBack(std::uint64_t op, const char* method, int argc, v8::Local<v8::Value>* argv,
-                bool last);
+  // Calls callbacks[method](...argv) of a host operation, inside a turn; `last` forgets the
+  // operation first.
+  void callBack(JsScope& js, std::uint64_t op, const char* method, int argc,
+                v8::Local<v8::Value>* argv, bool last);
   static void waitUntilSettled(const v8::FunctionCallbackInfo<v8::Value>& info);
   static constexpr int kMaxServiceDepth = 16;
   void fail(std::uint64_t id, FailureKind kind, const std::string& detail);

@@ -103,12 +103,11 @@ void EventLoop::serviceFetch(ContextState& state, AppRequest request,
   deferredJobs_.push_back(std::move(job));
 }
 
-void EventLoop::callBack(std::uint64_t op, const char* method, int argc, v8::Local<v8::Value>* argv,
-                         bool last) {
+void EventLoop::callBack(JsScope& js, std::uint64_t op, const char* method, int argc,
+                         v8::Local<v8::Value>* argv, bool last) {
   auto it = hostOps_.find(op);
   if (it == hostOps_.end()) return;
-  v8::Isolate* isolate = owner_.isolate();
-  v8::Local<v8::Object> callbacks = it->second.callbacks.Get(isolate);
+  v8::Local<v8::Object> callbacks = it->second.callbacks.Get(js.isolate());
   if (last) {
     // The operation is forgotten before JavaScript runs: the callback may end its request (which
     // erases the request's operations), and nothing here may point into hostOps_ by then.
@@ -117,13 +116,10 @@ void EventLoop::callBack(std::uint64_t op, const char* method, int argc, v8::Loc
     }
     hostOps_.erase(it);
   }
-  v8::Local<v8::Context> context = isolate->GetCurrentContext();
   // The runtime's callbacks object has the methods as own properties; nothing else is called.
-  v8::Local<v8::Value> fn;
-  v8::Local<v8::Name> key = v8::String::NewFromUtf8(isolate, method).ToLocalChecked();
-  if (callbacks->HasOwnProperty(context, key).FromMaybe(false) &&
-      callbacks->Get(context, key).ToLocal(&fn) && fn->IsFunction()) {
-    std::ignore = fn.As<v8::Function>()->Call(context, callbacks, argc, argv);
+  v8::Local<v8::Value> fn = getOwn(js, callbacks, js.str(method));
+  if (!fn.IsEmpty() && fn->IsFunction()) {
+    std::ignore = fn.As<v8::Function>()->Call(js.context(), callbacks, argc, argv);
   }
 }
 
@@ -149,7 +145,7 @@ void EventLoop::runHostEvents() {
           v8::Local<v8::Value> argv[] = {v8::Integer::New(isolate, event.status),
                                          byteString(js, event.statusText),
                                          headerListArray(js, event.headers)};
-          callBack(event.op, "onHead", 3, argv, false);
+          callBack(js, event.op, "onHead", 3, argv, false);
           break;
         }
         case FetchEvent::Kind::kChunk: {
@@ -159,15 +155,15 @@ void EventLoop::runHostEvents() {
             fetch_.abort(event.op);
             v8::Local<v8::Value> argv[] = {js.str("no room for the response body"),
                                            js.str("too-large")};
-            callBack(event.op, "onError", 2, argv, true);
+            callBack(js, event.op, "onError", 2, argv, true);
             break;
           }
           v8::Local<v8::Value> argv[] = {v8::Uint8Array::New(buffer, 0, event.data.size())};
-          callBack(event.op, "onChunk", 1, argv, false);
+          callBack(js, event.op, "onChunk", 1, argv, false);
           break;
         }
         case FetchEvent::Kind::kEnd:
-          callBack(event.op, "onEnd", 0, nullptr, true);
+          callBack(js, event.op, "onEnd", 0, nullptr, true);
           break;
         case FetchEvent::Kind::kError: {
           if (event.errorKind == "policy") {
@@ -177,7 +173,7 @@ void EventLoop::runHostEvents() {
                       {"reason", event.data}});
           }
           v8::Local<v8::Value> argv[] = {js.str(event.data), js.str(event.errorKind)};
-          callBack(event.op, "onError", 2, argv, true);
+          callBack(js, event.op, "onError", 2, argv, true);
           break;
         }
       }
@@ -195,19 +191,19 @@ void EventLoop::runHostEvents() {
       if (r.failure != FailureKind::kNone) {
         v8::Local<v8::Value> argv[] = {
             js.str(std::string(failureCode(r.failure)) + ": " + r.failureDetail)};
-        callBack(result.op, "onError", 1, argv, true);
+        callBack(js, result.op, "onError", 1, argv, true);
         return;
       }
       v8::Local<v8::ArrayBuffer> buffer;
       if (!newArrayBufferQuietly(isolate, r.body.size(), r.body.data()).ToLocal(&buffer)) {
         v8::Local<v8::Value> argv[] = {js.str("no room for the service response body")};
-        callBack(result.op, "onError", 1, argv, true);
+        callBack(js, result.op, "onError", 1, argv, true);
         return;
       }
       v8::Local<v8::Value> argv[] = {v8::Integer::New(isolate, r.status),
                                      byteString(js, r.statusText), headerListArray(js, r.headers),
                                      v8::Uint8Array::New(buffer, 0, r.body.size())};
-      callBack(result.op, "onResponse", 4, argv, true);
+      callBack(js, result.op, "onResponse", 4, argv, true);
     });
   }
 }

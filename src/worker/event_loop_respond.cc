@@ -14,6 +14,14 @@
 #include "worker/event_loop.h"
 
 namespace isolane {
+namespace {
+
+// The loop a native of makeNatives belongs to (its data).
+EventLoop* loopOf(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  return static_cast<EventLoop*>(info.Data().As<v8::External>()->Value());
+}
+
+}  // namespace
 
 bool EventLoop::makeNatives(JsScope& js, v8::Local<v8::Object>* out) {
   v8::Isolate* isolate = js.isolate();
@@ -65,7 +73,7 @@ void EventLoop::finalizeAfter(JsScope& js, std::uint64_t id, v8::Local<v8::Value
 
 // respond(id, status, statusText, headers, body, waitUntil)
 void EventLoop::respondCallback(const v8::FunctionCallbackInfo<v8::Value>& info) {
-  auto* self = static_cast<EventLoop*>(info.Data().As<v8::External>()->Value());
+  EventLoop* self = loopOf(info);
   std::uint64_t id = self->callingRequest(info, Expect::kUnanswered);
   if (id == 0) return;
   JsScope js(info);
@@ -81,7 +89,7 @@ void EventLoop::respondCallback(const v8::FunctionCallbackInfo<v8::Value>& info)
 
 // fail(id, error): before the head, the request fails; after it, the stream is cut.
 void EventLoop::failCallback(const v8::FunctionCallbackInfo<v8::Value>& info) {
-  auto* self = static_cast<EventLoop*>(info.Data().As<v8::External>()->Value());
+  EventLoop* self = loopOf(info);
   std::uint64_t id = self->callingRequest(info, Expect::kUnanswered);
   if (id == 0) id = self->callingRequest(info, Expect::kStreaming);
   if (id == 0) return;
@@ -92,7 +100,7 @@ void EventLoop::failCallback(const v8::FunctionCallbackInfo<v8::Value>& info) {
 // streamHead(id, status, statusText, headers, control) -> the credit (bytes the body may send
 // before it waits for control(CREDIT)), or false when the head was refused (the request failed).
 void EventLoop::streamHeadCallback(const v8::FunctionCallbackInfo<v8::Value>& info) {
-  auto* self = static_cast<EventLoop*>(info.Data().As<v8::External>()->Value());
+  EventLoop* self = loopOf(info);
   info.GetReturnValue().Set(false);
   std::uint64_t id = self->callingRequest(info, Expect::kUnanswered);
   if (id == 0) return;
@@ -125,7 +133,7 @@ void EventLoop::streamHeadCallback(const v8::FunctionCallbackInfo<v8::Value>& in
 // streamChunk(id, bytes) -> the credit left (below zero by at most this piece), or false when the
 // stream is over (the runtime stops reading the app's stream).
 void EventLoop::streamChunkCallback(const v8::FunctionCallbackInfo<v8::Value>& info) {
-  auto* self = static_cast<EventLoop*>(info.Data().As<v8::External>()->Value());
+  EventLoop* self = loopOf(info);
   info.GetReturnValue().Set(false);
   std::uint64_t id = self->callingRequest(info, Expect::kStreaming);
   if (id == 0) return;
@@ -165,7 +173,7 @@ void EventLoop::streamChunkCallback(const v8::FunctionCallbackInfo<v8::Value>& i
 
 // streamEnd(id, waitUntil)
 void EventLoop::streamEndCallback(const v8::FunctionCallbackInfo<v8::Value>& info) {
-  auto* self = static_cast<EventLoop*>(info.Data().As<v8::External>()->Value());
+  EventLoop* self = loopOf(info);
   std::uint64_t id = self->callingRequest(info, Expect::kStreaming);
   if (id == 0) return;
   Request& req = self->requests_.at(id);
@@ -180,7 +188,7 @@ void EventLoop::streamEndCallback(const v8::FunctionCallbackInfo<v8::Value>& inf
 // body, callback(1) at its end, or callback(2, message) when it failed; exactly once, later (never
 // from inside this call).
 void EventLoop::bodyPullCallback(const v8::FunctionCallbackInfo<v8::Value>& info) {
-  auto* self = static_cast<EventLoop*>(info.Data().As<v8::External>()->Value());
+  EventLoop* self = loopOf(info);
   std::uint64_t id = self->callingRequest(info, Expect::kInFlight);
   if (id == 0 || !info[1]->IsFunction()) return;
   Request& req = self->requests_.at(id);

@@ -379,8 +379,10 @@ TEST_P(StreamingTest, AnAppMarkedStreamingIsAdmittedAgainstTheStreamCap) {
   EXPECT_EQ(test::get(port_, "/hello").result_int(), 200);
 }
 
-TEST_P(StreamingTest, StrictLanesKeepStreamsAndShortRequestsApart) {
-  if (std::string(GetParam()) != "subprocess") GTEST_SKIP() << "lanes are slots of the pool";
+// Lanes and the wait queue belong to the subprocess pool: these run in that backend only.
+class PoolStreamingTest : public StreamingTest {};
+
+TEST_P(PoolStreamingTest, StrictLanesKeepStreamsAndShortRequestsApart) {
   ServerConfig config;
   config.pool.streamingLane = 1;
   config.apps.push_back(test::fixtureApp("feed", "stream.js", "/feed"));
@@ -498,8 +500,7 @@ TEST_P(StreamingTest, AnAppThatDoesNotReadItsBodyHoldsOneWindowOfIt) {
   EXPECT_EQ(test::get(port_, "/hello").body(), "hello\n");
 }
 
-TEST_P(StreamingTest, AQueuedStreamTakesTheRoomAStreamLeaves) {
-  if (std::string(GetParam()) != "subprocess") GTEST_SKIP() << "the wait queue is the pool's";
+TEST_P(PoolStreamingTest, AQueuedStreamTakesTheRoomAStreamLeaves) {
   ServerConfig config;
   config.pool.streamingLane = 1;
   config.pool.maxInflight = 1;
@@ -534,6 +535,7 @@ TEST_P(StreamingTest, AQueuedStreamTakesTheRoomAStreamLeaves) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StreamingTest, ::testing::Values("subprocess", "inprocess"));
+INSTANTIATE_TEST_SUITE_P(Pool, PoolStreamingTest, ::testing::Values("subprocess"));
 
 }  // namespace
 }  // namespace isolane

@@ -8,7 +8,7 @@
 import { host } from './host.js';
 import { utf8DecodeStripBOM } from './encoding.js';
 import {
-  ReadableStream, ReadableStreamDefaultReader, describeReadableStream, isDisturbed,
+  ReadableStream, describeReadableStream, isDisturbed, readerCancel, readerRead, streamGetReader,
 } from './streams.js';
 import { inspect } from './inspect.js';
 import { URLSearchParams } from './url.js';
@@ -21,10 +21,6 @@ import {
   TypedArrayPrototypeGetByteLength, Uint8ArrayCtor,
 } from './primordials.js';
 
-// The reader methods the server path uses, taken before any app code can replace them.
-const streamGetReader = ReadableStream.prototype.getReader;
-const readerRead = ReadableStreamDefaultReader.prototype.read;
-const readerCancel = ReadableStreamDefaultReader.prototype.cancel;
 
 export const TEXT_PLAIN = 'text/plain;charset=UTF-8';
 const FORM_URLENCODED = 'application/x-www-form-urlencoded;charset=UTF-8';

@@ -92,24 +92,24 @@ function describe(value) {
 
 // Sends the Response to C++: its head now, and its body now, as its stream produces it
 // (`streaming`), or once its stream has been read to the end.
-function finish(id, response, ctx, host, streaming, abort) {
+function finish(id, response, ctx, natives, streaming, abort) {
   if (!isResponse(response)) {
-    host.fail(id, new TypeErrorCtor(`fetch handler returned ${describe(response)}; expected a Response`));
+    natives.fail(id, new TypeErrorCtor(`fetch handler returned ${describe(response)}; expected a Response`));
     return;
   }
   const head = responseForServer(response, streaming);
   if (head.stream !== null) {
-    sendStream(id, head, host, () => waitUntilSettled(ctx), abort);
+    sendStream(id, head, natives, () => waitUntilSettled(ctx), abort);
     return;
   }
   if (head.pending === null) {
-    host.respond(id, head.status, head.statusText, head.headers, head.bytes, waitUntilSettled(ctx));
+    natives.respond(id, head.status, head.statusText, head.headers, head.bytes, waitUntilSettled(ctx));
     return;
   }
   PromisePrototypeThen(head.pending, (bytes) => {
-    host.respond(id, head.status, head.statusText, head.headers, bytes, waitUntilSettled(ctx));
+    natives.respond(id, head.status, head.statusText, head.headers, bytes, waitUntilSettled(ctx));
   }, (error) => {
-    host.fail(id, error);
+    natives.fail(id, error);
   });
 }
 
@@ -138,12 +138,12 @@ function clientDisconnected() {
 
 // Runs the app's handler for one request. `headers` is a flat [name, value, ...] array of the
 // request's header lines, `body` a Uint8Array, null, or true when the body arrives as the client
-// sends it (it is then pulled with natives.bodyPull). `host` holds the natives the outcome goes
+// sends it (it is then pulled with natives.bodyPull). `natives` holds the functions the outcome goes
 // to (an object C++ made with no prototype). Returns the function C++ calls (at most once,
 // possibly after the response was sent) when the client went away: it aborts request.signal.
-// The outcome is exactly one of `host.respond(id, status, statusText, headers, body, waitUntil)`
+// The outcome is exactly one of `natives.respond(id, status, statusText, headers, body, waitUntil)`
 // (`waitUntil`: null, or a promise that settles once every ctx.waitUntil promise has),
-// `host.fail(id, error)`, or, when `streaming` and the body is a stream, the calls of
+// `natives.fail(id, error)`, or, when `streaming` and the body is a stream, the calls of
 // sendStream (response_stream.js); possibly before dispatch returns.
 export function dispatch(id, handler, method, url, headers, body, env, natives, streaming) {
   let request = null;
@@ -151,10 +151,9 @@ export function dispatch(id, handler, method, url, headers, body, env, natives, 
   const abort = (...reason) => {
     if (request !== null) abortIncomingRequest(request, reason.length > 0 ? reason[0] : clientDisconnected());
   };
-  // The natives themselves: C++ takes exactly one of respond, fail and streamHead per request (a
-  // second is ignored, a streamHead after an answer returns false) and a fail after streamHead
-  // cuts the stream, so nothing per request is made here to enforce it.
-  const host = natives;
+  // C++ takes exactly one of respond, fail and streamHead per request (a second is ignored, a
+  // streamHead after an answer returns false) and a fail after streamHead cuts the stream, so
+  // nothing per request is made here to enforce it: the natives are used as they are.
   try {
     let fetch;
     if (handler === null || (typeof handler !== 'object' && typeof handler !== 'function') ||
@@ -168,22 +167,22 @@ export function dispatch(id, handler, method, url, headers, body, env, natives, 
     const result = ReflectApply(fetch, handler, [request, env, ctx]);
     // A handler that returns a Response directly (not a promise) skips a promise hop.
     if (isResponse(result)) {
-      finish(id, result, ctx, host, streaming, abort);
+      finish(id, result, ctx, natives, streaming, abort);
     } else {
       // Promise.resolve may run the app's `then`: that is how its thenable answers. What it
       // resolves to is checked by finish() like any other value.
       PromisePrototypeThen(PromiseResolve(result), (response) => {
         try {
-          finish(id, response, ctx, host, streaming, abort);
+          finish(id, response, ctx, natives, streaming, abort);
         } catch (error) {
-          host.fail(id, error);
+          natives.fail(id, error);
         }
       }, (error) => {
-        host.fail(id, error);
+        natives.fail(id, error);
       });
     }
   } catch (error) {
-    host.fail(id, error);
+    natives.fail(id, error);
   }
   return abort;
 }

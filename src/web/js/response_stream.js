@@ -14,16 +14,13 @@
 // and the reader's prototypes.
 import { DOMException } from './domexception.js';
 import { reportException } from './console.js';
-import { ReadableStream, ReadableStreamDefaultReader } from './streams.js';
+import { readerCancel, readerRead, streamGetReader } from './streams.js';
 import { isUint8Array } from './util.js';
 import {
   PromisePrototypeThen, ReflectApply, TypeErrorCtor, TypedArrayPrototypeGetBuffer,
   TypedArrayPrototypeGetByteLength, TypedArrayPrototypeGetByteOffset, Uint8ArrayCtor,
 } from './primordials.js';
 
-const streamGetReader = ReadableStream.prototype.getReader;
-const readerRead = ReadableStreamDefaultReader.prototype.read;
-const readerCancel = ReadableStreamDefaultReader.prototype.cancel;
 
 const CREDIT = 0;
 const CANCEL = 1;

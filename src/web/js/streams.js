@@ -52,6 +52,12 @@ export function isReadableStream(value) {
   return value instanceof ReadableStream;
 }
 
+// The reader methods the server paths use (reading a body for the server, sending a response
+// stream), taken before any app code can replace them: call with ReflectApply.
+export const streamGetReader = ReadableStream.prototype.getReader;
+export const readerRead = ReadableStreamDefaultReader.prototype.read;
+export const readerCancel = ReadableStreamDefaultReader.prototype.cancel;
+
 export {
   ReadableStream, ReadableStreamDefaultReader, WritableStream, TransformStream,
 };
