@@ -74,6 +74,21 @@ test('argument is required', () => {
   assert.throws(() => structuredClone(), TypeError);
 });
 
+test('transferred buffers are detached and the clone keeps their bytes', () => {
+  const buf = new Uint8Array([1, 2, 3]).buffer;
+  const view = new Uint8Array(buf);
+  const copy = structuredClone({ buf }, { transfer: [buf] });
+  assert.deepEqual(Array.from(new Uint8Array(copy.buf)), [1, 2, 3]);
+  assert.equal(buf.byteLength, 0);
+  assert.equal(buf.detached, true);
+  assert.equal(view.length, 0);
+  assert.throws(() => structuredClone(buf, { transfer: [buf] }), 'DataCloneError');
+  // A clone that fails transfers nothing.
+  const kept = new ArrayBuffer(2);
+  assert.throws(() => structuredClone({ f() {} }, { transfer: [kept] }), 'DataCloneError');
+  assert.equal(kept.byteLength, 2);
+});
+
 test('transfer list is checked', () => {
   const buf = new ArrayBuffer(4);
   const copy = structuredClone(buf, { transfer: [buf] });

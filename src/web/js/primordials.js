@@ -39,6 +39,7 @@ export const ObjectPrototypePropertyIsEnumerable = uncurryThis(Object.prototype.
 
 export const ArrayIsArray = Array.isArray;
 export const ArrayPrototypeIncludes = uncurryThis(Array.prototype.includes);
+export const ArrayBufferPrototypeTransfer = uncurryThis(ArrayBuffer.prototype.transfer);
 export const ArrayPrototypeJoin = uncurryThis(Array.prototype.join);
 export const ArrayPrototypePush = uncurryThis(Array.prototype.push);
 // A copy of an array made by index, without Array.prototype.slice's species lookup.
@@ -77,6 +78,7 @@ export const uncurryGetter = (proto, key) =>
 export const TypedArrayPrototypeGetSymbolToStringTag =
   uncurryGetter(TypedArrayPrototype, Symbol.toStringTag);
 export const TypedArrayPrototypeGetByteLength = uncurryGetter(TypedArrayPrototype, 'byteLength');
+export const ArrayBufferPrototypeGetDetached = uncurryGetter(ArrayBuffer.prototype, 'detached');
 export const TypedArrayPrototypeGetByteOffset = uncurryGetter(TypedArrayPrototype, 'byteOffset');
 export const TypedArrayPrototypeGetBuffer = uncurryGetter(TypedArrayPrototype, 'buffer');
 export const TypedArrayPrototypeSet = uncurryThis(TypedArrayPrototype.set);
