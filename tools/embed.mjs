@@ -1,5 +1,7 @@
 // Writes a C++ source that embeds a file's bytes: `node embed.mjs IN OUT.cc SYMBOL`.
-// Defines `extern const char SYMBOL[]` (NUL-terminated) and `extern const size_t SYMBOLSize`.
+// Defines `extern const char SYMBOL[]` (NUL-terminated), `extern const size_t SYMBOLSize` and
+// `extern const char SYMBOLSha256[]` (the bytes' SHA-256, hex: what a cache of them is keyed by).
+import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 
 const [input, output, symbol] = process.argv.slice(2);
@@ -18,5 +20,7 @@ writeFileSync(
     `#include <cstddef>\n` +
     `extern const char ${symbol}[];\nextern const std::size_t ${symbol}Size;\n` +
     `const char ${symbol}[] = {\n${lines.join(',\n')}${bytes.length ? ',' : ''}0};\n` +
-    `const std::size_t ${symbol}Size = ${bytes.length};\n`,
+    `const std::size_t ${symbol}Size = ${bytes.length};\n` +
+    `extern const char ${symbol}Sha256[];\n` +
+    `const char ${symbol}Sha256[] = "${createHash('sha256').update(bytes).digest('hex')}";\n`,
 );

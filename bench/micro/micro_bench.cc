@@ -17,6 +17,7 @@
 #include "pool/worker_process.h"
 #include "runtime/isolate_owner.h"
 #include "util/doorbell.h"
+#include "web/runtime_snapshot.h"
 #include "web/web_context.h"
 
 namespace isolane {
@@ -125,15 +126,26 @@ void BM_ContextCreate(benchmark::State& state) {
 BENCHMARK(BM_ContextCreate)->Unit(benchmark::kMillisecond);
 
 // A new isolate ready to serve a one-shot execution: isolate + context + web runtime.
-void BM_IsolateReady(benchmark::State& state) {
+// A new isolate with a context of the web runtime, ready to run code: from the runtime snapshot
+// (what workers do), and from source (the bundle run in each context: the baseline).
+void isolateReady(benchmark::State& state, const IsolateSnapshot* snapshot) {
   for (auto _ : state) {
-    IsolateOwner owner(IsolateLimits{});
+    IsolateOwner owner(IsolateLimits{}, {}, snapshot);
     ContextState cs;
     WebContext web;
     std::string error;
     if (!createWebContext(owner, cs, &web, &error)) state.SkipWithError(error.c_str());
   }
 }
+void BM_IsolateReady(benchmark::State& state) {
+  if (runtimeSnapshot() == nullptr) {
+    state.SkipWithError(("no runtime snapshot: " + runtimeSnapshotProblem()).c_str());
+    return;
+  }
+  isolateReady(state, runtimeSnapshot());
+}
+void BM_IsolateReadyFromSource(benchmark::State& state) { isolateReady(state, nullptr); }
+BENCHMARK(BM_IsolateReadyFromSource)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_IsolateReady)->Unit(benchmark::kMillisecond);
 
 // One request through admission, the scheduler, the wire and back, answered by a worker that

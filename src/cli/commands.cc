@@ -138,6 +138,14 @@ int runCommandLine(const std::vector<std::string>& args, const EngineCommands* e
   workerCmd->add_option("--queue-capacity", worker.queueCapacity);
   workerCmd->add_option("--max-frame-bytes", worker.maxFrameBytes);
 
+  // `isolane snapshot OUT`: the build makes the web runtime's startup snapshot with it, under
+  // the node the workers run (web/runtime_snapshot.h); not for people either.
+  std::string snapshotPath;
+  CLI::App* snapshotCmd =
+      cli.add_subcommand("snapshot", "write the web runtime's startup snapshot to a file");
+  snapshotCmd->group("");
+  snapshotCmd->add_option("out", snapshotPath, "the file to write")->required();
+
   std::vector<std::string> argvStrings = {"isolane"};
   argvStrings.insert(argvStrings.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -147,7 +155,7 @@ int runCommandLine(const std::vector<std::string>& args, const EngineCommands* e
   } catch (const CLI::ParseError& e) {
     return cli.exit(e);
   }
-  if ((workerCmd->parsed() || runCmd->parsed()) && engine == nullptr) {
+  if ((workerCmd->parsed() || runCmd->parsed() || snapshotCmd->parsed()) && engine == nullptr) {
     // JavaScript runs in the engine: become it, with the same arguments.
     std::string why = execEngine(args);  // returns only if node could not be started
     std::cerr << "isolane: " << why << "\n";
@@ -158,6 +166,7 @@ int runCommandLine(const std::vector<std::string>& args, const EngineCommands* e
     return engine->worker(worker);
   }
   initLogging("server");
+  if (snapshotCmd->parsed()) return engine->snapshot(snapshotPath);
   if (runCmd->parsed()) return engine->run(run);
   return serve(serveArgs, args, engine);
 }

@@ -31,12 +31,14 @@ struct WorkerArgs {
 struct EngineCommands {
   int (*run)(const RunArgs&);
   int (*worker)(const WorkerArgs&);
+  int (*snapshot)(const std::string& path);
 };
 
 // Parses `args` (without the program name) and runs the command; returns the exit status.
 int runCommandLine(const std::vector<std::string>& args, const EngineCommands* engine);
 
-// `isolane run` and `isolane worker` inside the engine (cli/engine_commands.cc).
+// `isolane run`, `isolane worker` and `isolane snapshot` inside the engine
+// (cli/engine_commands.cc).
 const EngineCommands& engineCommands();
 
 }  // namespace isolane

@@ -1,5 +1,5 @@
-// The commands only the engine runs: `run` (one request through the in-process backend) and
-// `worker` (a worker process of the pool). See commands.h.
+// The commands only the engine runs: `run` (one request through the in-process backend),
+// `worker` (a worker process of the pool) and `snapshot` (the build's). See commands.h.
 
 #include <signal.h>
 
@@ -16,6 +16,7 @@
 #include "obs/console_log.h"
 #include "server/config.h"
 #include "server/server.h"
+#include "web/runtime_snapshot.h"
 #include "worker/worker_main.h"
 
 namespace isolane {
@@ -153,10 +154,18 @@ int worker(const WorkerArgs& args) {
   return runWorkerProcess(options);
 }
 
+int snapshot(const std::string& path) {
+  if (Status s = writeRuntimeSnapshot(path); !s) {
+    std::cerr << "isolane snapshot: " << s.error() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 const EngineCommands& engineCommands() {
-  static const EngineCommands commands{&runOnce, &worker};
+  static const EngineCommands commands{&runOnce, &worker, &snapshot};
   return commands;
 }
 

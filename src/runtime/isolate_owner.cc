@@ -74,7 +74,8 @@ v8::MaybeLocal<v8::Value> formatStack(v8::Local<v8::Context> context, v8::Local<
     }
   }
   auto text = [&](const char* key, const char* fallback) -> v8::Local<v8::String> {
-    v8::Local<v8::String> fallbackText = v8::String::NewFromUtf8(isolate, fallback).ToLocalChecked();
+    v8::Local<v8::String> fallbackText =
+        v8::String::NewFromUtf8(isolate, fallback).ToLocalChecked();
     if (!error->IsObject()) return fallbackText;
     v8::TryCatch guard(isolate);
     v8::Local<v8::Value> value;
@@ -90,13 +91,13 @@ v8::MaybeLocal<v8::Value> formatStack(v8::Local<v8::Context> context, v8::Local<
   v8::Local<v8::String> name = text("name", "Error");
   v8::Local<v8::String> message = text("message", "");
   v8::Local<v8::String> header =
-      name->Length() == 0      ? message
-      : message->Length() == 0 ? name
-                               : v8::String::Concat(
-                                     isolate,
-                                     v8::String::Concat(isolate, name,
-                                                        v8::String::NewFromUtf8Literal(isolate, ": ")),
-                                     message);
+      name->Length() == 0 ? message
+      : message->Length() == 0
+          ? name
+          : v8::String::Concat(
+                isolate,
+                v8::String::Concat(isolate, name, v8::String::NewFromUtf8Literal(isolate, ": ")),
+                message);
   v8::Local<v8::String> prefix = v8::String::NewFromUtf8Literal(isolate, "\n    at ");
   for (std::uint32_t i = 0; i < sites->Length(); ++i) {
     v8::Local<v8::Value> site;
@@ -111,20 +112,45 @@ v8::MaybeLocal<v8::Value> formatStack(v8::Local<v8::Context> context, v8::Local<
 
 }  // namespace
 
-IsolateOwner::IsolateOwner(const IsolateLimits& limits, std::function<void()> wake)
+IsolateOwner::IsolateOwner(const IsolateLimits& limits, std::function<void()> wake,
+                           const IsolateSnapshot* from)
     : tasks_(std::make_shared<ForegroundTasks>(std::move(wake))),
+      delegate_(std::make_unique<TaskDelegate>(tasks_)),
+      snapshot_(from) {
+  v8::Isolate::CreateParams params = paramsFor(limits);
+  if (from) {
+    params.snapshot_blob = &from->blob;
+    params.external_references = from->externalReferences;
+  }
+  v8::Isolate::Initialize(isolate_, params);
+  setUp();
+}
+
+IsolateOwner::IsolateOwner(const IsolateLimits& limits, MakeSnapshot make)
+    : tasks_(std::make_shared<ForegroundTasks>(std::function<void()>())),
       delegate_(std::make_unique<TaskDelegate>(tasks_)) {
+  v8::Isolate::CreateParams params = paramsFor(limits);
+  params.external_references = make.externalReferences;
+  // The creator initialises the isolate (from V8's own snapshot) and enters it.
+  creator_ = std::make_unique<v8::SnapshotCreator>(isolate_, params);
+  setUp();
+}
+
+// Not node::NewIsolate: it takes no CreateParams (no heap limit) and installs node's callbacks.
+// Allocate, register with node's platform under our own task delegate (foreground tasks come to
+// this thread, never to node's event loop); the constructors then initialise with these
+// parameters.
+v8::Isolate::CreateParams IsolateOwner::paramsFor(const IsolateLimits& limits) {
   allocator_ = std::make_unique<CappedAllocator>(limits.arrayBufferMb << 20);
   v8::Isolate::CreateParams params;
   params.array_buffer_allocator = allocator_.get();
   params.constraints.ConfigureDefaultsFromHeapSize(0, limits.heapMb << 20);
-  // Not node::NewIsolate: it takes no CreateParams (no heap limit) and installs node's callbacks.
-  // Allocate, register with node's platform under our own task delegate (foreground tasks come
-  // to this thread, never to node's event loop), then initialise with our parameters.
-  node::MultiIsolatePlatform& platform = nodePlatform();
   isolate_ = v8::Isolate::Allocate();
-  platform.RegisterIsolate(isolate_, delegate_.get());
-  v8::Isolate::Initialize(isolate_, params);
+  nodePlatform().RegisterIsolate(isolate_, delegate_.get());
+  return params;
+}
+
+void IsolateOwner::setUp() {
   // We run microtasks ourselves, after each turn, so a turn's watchdog covers them.
   isolate_->SetMicrotasksPolicy(v8::MicrotasksPolicy::kExplicit);
   isolate_->AddNearHeapLimitCallback(&IsolateOwner::onNearHeapLimit, this);
@@ -134,6 +160,12 @@ IsolateOwner::IsolateOwner(const IsolateLimits& limits, std::function<void()> wa
 IsolateOwner::~IsolateOwner() {
   ISOLANE_DCHECK_OWNING_THREAD(thread_);
   tasks_->clear();
+  if (creator_) {
+    // A snapshot maker's isolate is spent once its blob is made: the process exits next. Leave
+    // it registered rather than dispose what the creator may already have torn down.
+    creator_.reset();
+    return;
+  }
   // Disposes, unregisters and frees in the order node's platform needs.
   nodePlatform().DisposeIsolate(isolate_);
 }

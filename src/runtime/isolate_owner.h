@@ -5,6 +5,7 @@
 // terminate(). The type is neither copyable nor movable, so it cannot be handed to another
 // thread after construction; the owning thread is checked in debug builds.
 
+#include <v8-snapshot.h>
 #include <v8.h>
 
 #include <atomic>
@@ -26,6 +27,19 @@ struct IsolateLimits {
   std::size_t arrayBufferMb = 256;  // backing stores allocated by JavaScript
 };
 
+// A V8 startup snapshot to create isolates from: the blob, and the addresses of the native
+// functions its objects call (null-terminated; the list it was made with, in the same order).
+struct IsolateSnapshot {
+  v8::StartupData blob{};
+  const intptr_t* externalReferences = nullptr;
+};
+
+// Tag for the owner of an isolate that is set up to make a snapshot (the build's `isolane
+// snapshot`): V8's SnapshotCreator initialises it, and creator() serializes it.
+struct MakeSnapshot {
+  const intptr_t* externalReferences = nullptr;
+};
+
 class ForegroundTasks;
 class TaskDelegate;
 
@@ -33,7 +47,11 @@ class IsolateOwner {
  public:
   // `wake` is called from any thread when V8 posts a foreground task for this isolate (the
   // owner's thread should then call runForegroundTasks()); it may be empty.
-  explicit IsolateOwner(const IsolateLimits& limits, std::function<void()> wake = {});
+  // `from`, when given, is the snapshot the isolate is deserialized from (it must outlive the
+  // owner); else V8's own.
+  explicit IsolateOwner(const IsolateLimits& limits, std::function<void()> wake = {},
+                        const IsolateSnapshot* from = nullptr);
+  IsolateOwner(const IsolateLimits& limits, MakeSnapshot make);
   ~IsolateOwner();
   IsolateOwner(const IsolateOwner&) = delete;
   IsolateOwner& operator=(const IsolateOwner&) = delete;
@@ -44,6 +62,11 @@ class IsolateOwner {
     ISOLANE_DCHECK_OWNING_THREAD(thread_);
     return isolate_;
   }
+
+  // The snapshot the isolate was made from, or null.
+  const IsolateSnapshot* snapshot() const { return snapshot_; }
+  // The snapshot creator of an owner made with MakeSnapshot, else null.
+  v8::SnapshotCreator* creator() const { return creator_.get(); }
 
   // Safe from any thread: the only cross-thread V8 call we make (the watchdog's).
   void terminate() { isolate_->TerminateExecution(); }
@@ -61,12 +84,16 @@ class IsolateOwner {
 
  private:
   static std::size_t onNearHeapLimit(void* data, std::size_t current, std::size_t initial);
+  v8::Isolate::CreateParams paramsFor(const IsolateLimits& limits);
+  void setUp();
 
   ThreadChecker thread_;
   std::shared_ptr<ForegroundTasks> tasks_;
   std::unique_ptr<TaskDelegate> delegate_;
   std::unique_ptr<v8::ArrayBuffer::Allocator> allocator_;
   v8::Isolate* isolate_ = nullptr;
+  const IsolateSnapshot* snapshot_ = nullptr;
+  std::unique_ptr<v8::SnapshotCreator> creator_;
   std::size_t initialHeapLimit_ = 0;
   std::atomic<bool> heapLimitHit_{false};
 };

@@ -341,36 +341,65 @@ void serviceFetch(const Args& args) {
 
 }  // namespace
 
+namespace {
+
+struct HostFunction {
+  const char* name;
+  v8::FunctionCallback callback;
+};
+
+// Every native function on `host`. The runtime snapshot records them by their place in this list
+// (hostFunctionReferences), so the list is the one source of both.
+constexpr HostFunction kHostFunctions[] = {
+    {"log", log},
+    {"now", now},
+    {"setTimer", setTimer},
+    {"clearTimer", clearTimer},
+    {"enqueueMicrotask", enqueueMicrotask},
+    {"utf8Encode", utf8Encode},
+    {"utf8EncodeInto", utf8EncodeInto},
+    {"utf8Decode", utf8Decode},
+    {"utf8IncompleteTail", utf8IncompleteTail},
+    {"getRandomValues", getRandomValues},
+    {"randomUUID", randomUUID},
+    {"digest", digest},
+    {"structuredClone", structuredClone},
+    {"fetchStart", fetchStart},
+    {"fetchPull", fetchPull},
+    {"fetchAbort", fetchAbort},
+    {"serviceFetch", serviceFetch},
+};
+
+}  // namespace
+
 v8::Local<v8::Object> makeHostObject(JsScope& js) {
   v8::Isolate* isolate = js.isolate();
   v8::Local<v8::Context> context = js.context();
   v8::Local<v8::Object> host = v8::Object::New(isolate);
-  auto add = [&](const char* name, v8::FunctionCallback fn) {
-    v8::Local<v8::Function> f =
-        v8::Function::New(context, fn, v8::Local<v8::Value>(), 0, v8::ConstructorBehavior::kThrow)
-            .ToLocalChecked();
-    setOwn(js, host, js.str(name), f);
-  };
-  add("log", log);
-  add("now", now);
-  add("setTimer", setTimer);
-  add("clearTimer", clearTimer);
-  add("enqueueMicrotask", enqueueMicrotask);
-  add("utf8Encode", utf8Encode);
-  add("utf8EncodeInto", utf8EncodeInto);
-  add("utf8Decode", utf8Decode);
-  add("utf8IncompleteTail", utf8IncompleteTail);
-  add("getRandomValues", getRandomValues);
-  add("randomUUID", randomUUID);
-  add("digest", digest);
-  add("structuredClone", structuredClone);
-  add("fetchStart", fetchStart);
-  add("fetchPull", fetchPull);
-  add("fetchAbort", fetchAbort);
-  add("serviceFetch", serviceFetch);
-  ContextState* state = ContextState::from(context);
-  setOwn(js, host, js.str("timeOrigin"), v8::Number::New(isolate, state->timeOriginMs));
+  for (const HostFunction& f : kHostFunctions) {
+    v8::Local<v8::Function> fn = v8::Function::New(context, f.callback, v8::Local<v8::Value>(), 0,
+                                                   v8::ConstructorBehavior::kThrow)
+                                     .ToLocalChecked();
+    setOwn(js, host, js.str(f.name), fn);
+  }
+  setHostTimeOrigin(js, host);
   return host;
+}
+
+void setHostTimeOrigin(JsScope& js, v8::Local<v8::Object> host) {
+  ContextState* state = ContextState::from(js.context());
+  setOwn(js, host, js.str("timeOrigin"), v8::Number::New(js.isolate(), state->timeOriginMs));
+}
+
+const std::vector<intptr_t>& hostFunctionReferences() {
+  static const std::vector<intptr_t> references = [] {
+    std::vector<intptr_t> list;
+    for (const HostFunction& f : kHostFunctions) {
+      list.push_back(reinterpret_cast<intptr_t>(f.callback));
+    }
+    return list;
+  }();
+  return references;
 }
 
 }  // namespace isolane

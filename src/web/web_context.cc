@@ -8,6 +8,7 @@
 #include "runtime/js_errors.h"
 #include "runtime/js_scope.h"
 #include "web/host_functions.h"
+#include "web/runtime_snapshot.h"
 
 extern const char kWebRuntimeJs[];
 extern const std::size_t kWebRuntimeJsSize;
@@ -54,8 +55,83 @@ RuntimeCodeCache& runtimeCodeCache() {
 
 }  // namespace
 
+namespace {
+
+// What both ways of making a context end with: keep `host` and the `dispatch` the bundle left on
+// it, and give tests their hooks.
+bool finish(JsScope& js, ContextState& state, v8::Local<v8::Object> host, WebContext* out,
+            std::string* error) {
+  v8::Isolate* isolate = js.isolate();
+  v8::Local<v8::Context> context = js.context();
+  v8::Local<v8::Value> dispatch;
+  if (!host->Get(context, js.str("dispatch")).ToLocal(&dispatch) || !dispatch->IsFunction()) {
+    *error = "web runtime did not define host.dispatch";
+    return false;
+  }
+  out->dispatch.Reset(isolate, dispatch.As<v8::Function>());
+  out->host.Reset(isolate, host);
+  if (state.testHooks) {
+    std::ignore =
+        context->Global()->Set(context, js.str("__capturedLogs"), v8::Array::New(isolate));
+    std::ignore = context->Global()->Set(context, js.str("__dispatchRaw"), dispatch);
+  }
+  return true;
+}
+
+// V8 leaves the SharedArrayBuffer global out of the contexts a snapshot is made of (it adds it
+// to each context made from the snapshot instead), but the bundle captures SharedArrayBuffer's
+// prototype methods at start-up, as it does every builtin it uses. While the snapshot's bundle
+// runs, the global is lent: the same constructor V8 adds later, found through a new buffer's
+// prototype before any other script ran. Returns false if that went wrong.
+bool lendSharedArrayBuffer(JsScope& js, bool lend) {
+  v8::Local<v8::Context> context = js.context();
+  v8::Local<v8::String> name = js.str("SharedArrayBuffer");
+  if (!lend) return context->Global()->Delete(context, name).FromMaybe(false);
+  v8::Local<v8::Value> constructor;
+  if (!v8::SharedArrayBuffer::New(js.isolate(), 0)
+           ->Get(context, js.str("constructor"))
+           .ToLocal(&constructor) ||
+      !constructor->IsFunction()) {
+    return false;
+  }
+  return context->Global()
+      ->DefineOwnProperty(context, name, constructor, v8::DontEnum)
+      .FromMaybe(false);
+}
+
+}  // namespace
+
 bool createWebContext(IsolateOwner& owner, ContextState& state, WebContext* out,
                       std::string* error) {
+  return owner.snapshot() ? createWebContextFromSnapshot(owner, state, out, error)
+                          : createWebContextFromSource(owner, state, out, error);
+}
+
+bool createWebContextFromSnapshot(IsolateOwner& owner, ContextState& state, WebContext* out,
+                                  std::string* error) {
+  v8::Isolate* isolate = owner.isolate();
+  v8::Isolate::Scope isolateScope(isolate);
+  v8::HandleScope handles(isolate);
+  v8::Local<v8::Context> context;
+  if (!v8::Context::FromSnapshot(isolate, kSnapshotContextIndex).ToLocal(&context)) {
+    *error = "web runtime: the snapshot holds no runtime context";
+    return false;
+  }
+  state.attachTo(context);
+  out->context.Reset(isolate, context);
+  JsScope js(owner, out->context);
+  v8::Local<v8::Object> host;
+  if (!context->GetDataFromSnapshotOnce<v8::Object>(kSnapshotHostIndex).ToLocal(&host)) {
+    *error = "web runtime: the snapshot's context has no host object";
+    return false;
+  }
+  setHostTimeOrigin(js, host);  // the snapshot carries its maker's
+  return finish(js, state, host, out, error);
+}
+
+bool createWebContextFromSource(IsolateOwner& owner, ContextState& state, WebContext* out,
+                                std::string* error) {
+  bool forSnapshot = owner.creator() != nullptr;
   v8::Isolate* isolate = owner.isolate();
   v8::Isolate::Scope isolateScope(isolate);
   v8::HandleScope handles(isolate);
@@ -68,17 +144,19 @@ bool createWebContext(IsolateOwner& owner, ContextState& state, WebContext* out,
   // later issue; the bundle itself is trusted code.
   v8::Local<v8::Object> host = makeHostObject(js);
   std::ignore = context->Global()->Set(context, js.str("__isolane_host"), host);
-  if (state.testHooks) {
-    std::ignore = context->Global()->Set(context, js.str("__capturedLogs"), v8::Array::New(isolate));
-  }
 
+  if (forSnapshot && !lendSharedArrayBuffer(js, true)) {
+    *error = "web runtime: cannot lend SharedArrayBuffer to the snapshot's bundle";
+    return false;
+  }
   v8::TryCatch tryCatch(isolate);
   v8::Local<v8::String> source =
       v8::String::NewFromUtf8(isolate, kWebRuntimeJs, v8::NewStringType::kNormal,
                               static_cast<int>(kWebRuntimeJsSize))
           .ToLocalChecked();
   v8::ScriptOrigin origin(js.str("isolane:web-runtime.js"));
-  v8::ScriptCompiler::CachedData* cached = runtimeCodeCache().take();
+  // A snapshot's maker neither takes nor makes code caches (V8 forbids it there).
+  v8::ScriptCompiler::CachedData* cached = forSnapshot ? nullptr : runtimeCodeCache().take();
   v8::ScriptCompiler::Source compilerSource(source, origin, cached);
   v8::Local<v8::Script> script;
   bool compiled = v8::ScriptCompiler::Compile(context, &compilerSource,
@@ -88,23 +166,17 @@ bool createWebContext(IsolateOwner& owner, ContextState& state, WebContext* out,
   if (compiled && cached && compilerSource.GetCachedData()->rejected) runtimeCodeCache().reject();
   bool ran = compiled && !script->Run(context).IsEmpty();
   // Recorded after the run, so the functions the bundle ran at start-up are in the cache too.
-  if (ran && !cached) runtimeCodeCache().store(script->GetUnboundScript());
+  if (ran && !cached && !forSnapshot) runtimeCodeCache().store(script->GetUnboundScript());
   if (!ran) {
     *error = "web runtime failed to start: " + describeException(js, tryCatch);
     return false;
   }
   isolate->PerformMicrotaskCheckpoint();
-  v8::Local<v8::Value> dispatch;
-  if (!host->Get(context, js.str("dispatch")).ToLocal(&dispatch) || !dispatch->IsFunction()) {
-    *error = "web runtime did not define host.dispatch";
+  if (forSnapshot && !lendSharedArrayBuffer(js, false)) {
+    *error = "web runtime: cannot take SharedArrayBuffer back from the snapshot's bundle";
     return false;
   }
-  out->dispatch.Reset(isolate, dispatch.As<v8::Function>());
-  out->host.Reset(isolate, host);
-  if (state.testHooks) {
-    std::ignore = context->Global()->Set(context, js.str("__dispatchRaw"), dispatch);
-  }
-  return true;
+  return finish(js, state, host, out, error);
 }
 
 }  // namespace isolane

@@ -18,9 +18,16 @@ struct WebContext {
   v8::Global<v8::Object> host;        // the runtime's host object (host.createEnv, ...)
 };
 
-// Creates the context on the calling (owning) thread. `state` must outlive the context.
-// Fails only if the embedded runtime bundle throws, which is a bug of ours.
+// Creates the context on the calling (owning) thread: from the runtime snapshot when the isolate
+// was made from it (web/runtime_snapshot.h), else by running the bundle. `state` must outlive the
+// context. Fails only if the embedded runtime bundle throws, which is a bug of ours.
 bool createWebContext(IsolateOwner& owner, ContextState& state, WebContext* out,
                       std::string* error);
+
+// The two ways, for the snapshot's maker (from source) and for tests that compare them.
+bool createWebContextFromSource(IsolateOwner& owner, ContextState& state, WebContext* out,
+                                std::string* error);
+bool createWebContextFromSnapshot(IsolateOwner& owner, ContextState& state, WebContext* out,
+                                  std::string* error);
 
 }  // namespace isolane

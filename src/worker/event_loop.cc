@@ -11,6 +11,7 @@
 #include "runtime/js_errors.h"
 #include "runtime/js_scope.h"
 #include "runtime/js_values.h"
+#include "web/runtime_snapshot.h"
 #include "worker/event_loop_turn.h"
 
 namespace isolane {
@@ -32,7 +33,8 @@ EventLoop::EventLoop(const EventLoopOptions& options, const Clock& clock, LogSin
     : options_(options),
       clock_(clock),
       log_(log),
-      owner_(options.limits, [&wake] { wake.ring(); }),
+      owner_(
+          options.limits, [&wake] { wake.ring(); }, runtimeSnapshot()),
       watchdog_([this] { owner_.terminate(); }),
       fetch_(wake, options.fetch) {
   // Installed for the isolate's whole life (it does nothing outside runForegroundTasks): a
