@@ -8,6 +8,7 @@
 //   mute        answers its first heartbeat (becomes ready), then no more
 //   bad-status  answers with status 70000 (4464 once it is 16 bits on the wire)
 //   crlf-header answers with a header value that would split the response
+//   slow-slot1  echo, but the worker of slot 1 takes 3 s to say hello (a slow start)
 // Started by a server as `fake_worker worker ...`, it takes its mode from $FAKE_WORKER_MODE.
 
 #include <sys/socket.h>
@@ -37,6 +38,12 @@ int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "echo";
   if (mode == "worker") mode = getenv("FAKE_WORKER_MODE") ? getenv("FAKE_WORKER_MODE") : "echo";
   const std::size_t max = kDefaultMaxFrameBytes;
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (mode == "slow-slot1" && std::strcmp(argv[i], "--slot") == 0 &&
+        std::strcmp(argv[i + 1], "1") == 0) {
+      sleep(3);
+    }
+  }
   put(encodeHello(getpid(), max).value());
   if (mode == "exit") return 7;
   FrameReader reader(max);
@@ -51,8 +58,9 @@ int main(int argc, char** argv) {
     while (reader.next(&f, &error) == FrameReader::Next::kFrame) {
       switch (f->message_type()) {
         case wire::Message::LoadApp:
-          put(encodeAppLoaded(f->message_as_LoadApp()->name() ? f->message_as_LoadApp()->name()->str() : "",
-                              true, "", max)
+          put(encodeAppLoaded(
+                  f->message_as_LoadApp()->name() ? f->message_as_LoadApp()->name()->str() : "",
+                  true, "", max)
                   .value());
           break;
         case wire::Message::Heartbeat: {
@@ -82,8 +90,10 @@ int main(int argc, char** argv) {
           }
           break;
         }
-        case wire::Message::Shutdown: return 0;
-        default: break;
+        case wire::Message::Shutdown:
+          return 0;
+        default:
+          break;
       }
     }
   }

@@ -12,6 +12,7 @@
 #include <future>
 #include <thread>
 
+#include "e2e/ready_workers.h"
 #include "pool/crash_budget.h"
 #include "pool/subprocess_backend.h"
 
@@ -19,6 +20,7 @@ namespace isolane {
 namespace {
 
 using namespace std::chrono_literals;
+using test::waitForReadyWorkers;
 
 const std::string kApps = ISOLANE_TEST_FIXTURES "/apps/";
 
@@ -88,6 +90,7 @@ class PoolTest : public ::testing::Test {
 void killWorkerMidRequests(MetricsRegistry& metrics, int signal) {
   SubprocessBackend pool(options(realWorker()), metrics);
   ASSERT_TRUE(pool.start({AppSpec{"slow", kApps + "slow.js", {}}}));
+  waitForReadyWorkers(pool, 2);
   std::vector<std::future<AppResponse>> answers;
   for (int i = 0; i < 6; ++i) answers.push_back(call(pool, "slow", "/?ms=400"));
   // Least-loaded placement spreads them: three on each worker.
@@ -150,11 +153,34 @@ TEST_F(PoolTest, AtTheCapShedsAtOnceAndLosesNoAdmittedRequest) {
             std::string::npos);
 }
 
+TEST_F(PoolTest, StartReturnsOnceOneWorkerIsReadyAndTheOthersJoinLater) {
+  SubprocessBackend pool(options(fakeWorker("slow-slot1")), metrics_);
+  auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(pool.start({AppSpec{"x", "/x.js", {}}}));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s) << "start waited for the slow worker";
+  EXPECT_EQ(pool.readyWorkers(), 1u);
+  EXPECT_EQ(call(pool, "x", "/").get().body, "fake");
+  waitForReadyWorkers(pool, 2);
+}
+
+TEST_F(PoolTest, WithNoWorkerReadyARequestWaitsForOneStartingInsteadOfFailing) {
+  PoolOptions o = options(realWorker(), 1);
+  o.queueTimeout = 10s;
+  SubprocessBackend pool(o, metrics_);
+  ASSERT_TRUE(pool.start({AppSpec{"slow", kApps + "slow.js", {}}}));
+  kill(pidOf(pool, 0), SIGKILL);
+  ASSERT_TRUE(eventually([&] { return pool.readyWorkers() == 0; }));
+  // max_queue is 0: before, this was shed at once as "no-worker".
+  AppResponse r = call(pool, "slow", "/?ms=1").get();
+  EXPECT_EQ(r.body, "done") << r.shedReason << " " << r.failureDetail;
+}
+
 TEST_F(PoolTest, PerWorkerCapSpreadsThenSheds) {
   PoolOptions o = options(realWorker());
   o.workerMaxInflight = 1;
   SubprocessBackend pool(o, metrics_);
   ASSERT_TRUE(pool.start({AppSpec{"slow", kApps + "slow.js", {}}}));
+  waitForReadyWorkers(pool, 2);
   auto a = call(pool, "slow", "/?ms=300");
   auto b = call(pool, "slow", "/?ms=300");
   AppResponse c = call(pool, "slow", "/").get();

@@ -127,14 +127,18 @@ Status SubprocessBackend::start(const std::vector<AppSpec>& apps) {
   apps_ = apps;
   if (options_.workerCommand.empty()) return Error{"no worker command configured"};
   std::unique_lock<std::mutex> lock(mu_);
+  // The first worker starts alone: one ready worker is enough to serve, and on a machine with
+  // few cores the others' node start-up would slow it down. The supervisor spawns the others
+  // once it is ready (tests that drive supervision themselves get every slot at once).
   Outbox outbox;
-  for (auto& slot : slots_) {
-    if (slot->state == SlotState::kEmpty && !slot->proc) spawnLocked(*slot, outbox);
+  for (std::size_t i = 0; i < (manualSupervision_ ? slots_.size() : 1); ++i) {
+    Slot& slot = *slots_[i];
+    if (slot.state == SlotState::kEmpty && !slot.proc) spawnLocked(slot, outbox);
   }
   lock.unlock();
   sendAll(outbox);
   lock.lock();
-  if (manualSupervision_) return Status::success();  // tests drive supervision themselves
+  if (manualSupervision_) return Status::success();
   auto deadline =
       std::chrono::steady_clock::now() + options_.spawnTimeout + std::chrono::milliseconds(500);
   std::string error;
@@ -147,7 +151,9 @@ Status SubprocessBackend::start(const std::vector<AppSpec>& apps) {
         error = "worker " + std::to_string(s->index) + " could not start: " + s->killReason;
       }
     }
-    if (!error.empty() || ready == slots_.size()) break;
+    // One ready worker is enough to serve: it loaded every app, so the apps are sound; the
+    // others join as they become ready (and are supervised like any respawn if they do not).
+    if (!error.empty() || ready > 0) break;
     if (wake_.wait_until(lock, deadline) == std::cv_status::timeout) {
       error = "workers did not become ready within " +
               std::to_string(options_.spawnTimeout.count()) + " ms";
@@ -160,6 +166,7 @@ Status SubprocessBackend::start(const std::vector<AppSpec>& apps) {
     return Error{error};
   }
   started_ = true;
+  wake_.notify_all();  // the supervisor spawns the other slots now, while the server starts
   return Status::success();
 }
 
@@ -198,12 +205,23 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
   }
   Slot* slot = admitted ? pickLocked(stream) : nullptr;
   if (!slot) {
-    bool anyReady = false;
-    for (auto& s : slots_) anyReady |= s->state == SlotState::kReady;
+    bool anyReady = false, anyStarting = false;  // of the slots of this request's lane
+    for (auto& s : slots_) {
+      if (lanes() && inStreamingLane(*s) != stream) continue;
+      anyReady |= s->state == SlotState::kReady;
+      anyStarting |= s->state == SlotState::kStarting;
+    }
     std::string reason = !admitted  ? (stream ? "stream-full" : "queue-full")
                          : anyReady ? "worker-full"
                                     : "no-worker";
-    if (queue_.size() < options_.maxQueue) {
+    // With no worker ready but one starting (the rest of the pool's start, a respawn), an
+    // admitted request waits for it in the queue, up to queue_timeout_ms, instead of failing:
+    // as many as the global cap admits, even when max_queue is 0.
+    std::size_t queueRoom = options_.maxQueue;
+    if (admitted && !anyReady && anyStarting) {
+      queueRoom = std::max(queueRoom, capOf(stream).cap());
+    }
+    if (queue_.size() < queueRoom) {
       queue_.push_back(Queued{std::move(request), std::move(done), arrived});
       lock.unlock();
       unadmit();

@@ -38,7 +38,16 @@ struct FetchClient::Impl {
   // Servers commonly drop idle connections after 5 s; reuse only younger ones.
   static constexpr std::chrono::seconds kIdleFor{4};
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work{io.get_executor()};
-  ssl::context tls{ssl::context::tls_client};
+  // Made on the first https fetch (reactor thread only), not at start: loading the system's CA
+  // store takes 3-8 ms, which every worker start would pay for apps that may never use it.
+  std::optional<ssl::context> tls;
+  ssl::context& tlsContext() {
+    if (!tls) {
+      tls.emplace(ssl::context::tls_client);
+      tls->set_default_verify_paths();
+    }
+    return *tls;
+  }
   std::unordered_map<std::uint64_t, std::shared_ptr<FetchClient::Op>> ops;  // reactor thread only
   std::thread thread;
 };
@@ -222,7 +231,7 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
     if (finished_) return;
     if (ec) return failIo(ec, "cannot connect to " + url_.hostHeader);
     if (!url_.https) return write();
-    tls_.emplace(std::move(*tcp_), impl_.tls);
+    tls_.emplace(std::move(*tcp_), impl_.tlsContext());
     // SNI and the certificate's host name are checked against the URL's host.
     SSL_set_tlsext_host_name(tls_->native_handle(), url_.host.c_str());
     tls_->set_verify_mode(ssl::verify_peer);
@@ -417,7 +426,6 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
 FetchClient::FetchClient(Doorbell& wake, FetchClientOptions options)
     : impl_(std::make_unique<Impl>()), wake_(wake), options_(options),
       events_(options.eventCapacity) {
-  impl_->tls.set_default_verify_paths();
   impl_->thread = std::thread([this] {
     pthread_setname_np(pthread_self(), "isolane-fetch");
     // A handler that throws (nothing should: requests are checked before they start) is logged

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "e2e/http_client.h"
+#include "e2e/ready_workers.h"
 #include "e2e/test_apps.h"
 #include "pool/subprocess_backend.h"
 #include "server/server.h"
@@ -115,6 +116,7 @@ class StreamingTest : public ::testing::TestWithParam<const char*> {
     Status s = server_->start();
     ASSERT_TRUE(s) << s.error();
     port_ = server_->port();
+    test::waitForEveryWorker(*server_);  // start() returns once one is ready
   }
   void TearDown() override {
     if (server_) server_->stop();
