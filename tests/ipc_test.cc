@@ -102,7 +102,8 @@ TEST(Frames, FuzzTargetSurvivesMutatedFrames) {
       encodeBodyChunk(2, "chunk", 1 << 20).value(),
       encodeFailure(3, FailureKind::kCpuLimit, "detail", 1 << 20).value(),
       encodeHeartbeatAck(wire::HeartbeatAckT{}, 1 << 20).value(),
-      encodeLoadApp("n", "/m.js", {{"K", "V"}}, {"127.0.0.1"}, {{"B", "b"}}, 1 << 20).value(),
+      encodeLoadApp(AppSpec{"n", "/m.js", {{"K", "V"}}, {"127.0.0.1"}, {{"B", "b"}}}, 1 << 20)
+          .value(),
   };
   std::mt19937 rng(12345);
   int runs = 0;

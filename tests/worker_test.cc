@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include "pool/code_cache_store.h"
 #include "worker/executor.h"
 
 namespace isolane {
@@ -71,6 +72,58 @@ TEST_F(ExecutorTest, AnswersARequest) {
   EXPECT_EQ(r.body, "hello /world");
   ASSERT_FALSE(r.headers.empty());
   EXPECT_EQ(r.headers[0].first, "content-type");
+}
+
+// The code cache of an app's module, as the master hands it over (pool/code_cache_store.h): a
+// load given the module's hash makes one; a load given it compiles from it, and the app answers
+// the same; a damaged or cut one is refused by V8 and the module compiled; one for other bytes
+// is not even offered to V8.
+TEST_F(ExecutorTest, ACodeCacheIsMadeThenUsedAndABadOneIsRecompiled) {
+  const std::string module = ISOLANE_SOURCE_DIR "/examples/react-ssr/dist/app.js";
+  const std::string hash = CodeCacheStore::fileSha256(module);
+  ASSERT_EQ(hash.size(), 64u);
+  auto loadWith = [&](const std::string& name, const std::string& cache, const std::string& sha,
+                      AppLoadReport* report) {
+    // A new isolate each time: V8's in-isolate compilation cache would answer for the module.
+    executor_ = std::make_unique<Executor>(options(), log_);
+    AppSpec spec{name, module, {}};
+    spec.codeCache = cache;
+    spec.sourceSha256 = sha;
+    Status s = executor_->loadApp(spec, report);
+    EXPECT_TRUE(s) << s.error();
+  };
+  AppLoadReport made;
+  loadWith("first", "", hash, &made);
+  EXPECT_EQ(made.cache, CodeCacheUse::kNone);
+  EXPECT_EQ(made.sourceSha256, hash);
+  ASSERT_GT(made.producedCache.size(), 1000u);
+  std::string expected = call("first", "/").body;
+  ASSERT_NE(expected.find("<html"), std::string::npos) << expected.substr(0, 200);
+
+  AppLoadReport used;
+  loadWith("cached", made.producedCache, hash, &used);
+  EXPECT_EQ(used.cache, CodeCacheUse::kAccepted);
+  EXPECT_TRUE(used.producedCache.empty()) << "an accepted cache is not made again";
+  EXPECT_EQ(call("cached", "/").body, expected);
+
+  std::string damaged = made.producedCache;
+  for (std::size_t i = 0; i < 16; ++i) damaged[i] = static_cast<char>(~damaged[i]);
+  for (const std::string& bad : {damaged, made.producedCache.substr(0, 100)}) {
+    AppLoadReport refused;
+    loadWith("refused" + std::to_string(bad.size()), bad, hash, &refused);
+    EXPECT_EQ(refused.cache, CodeCacheUse::kRejected);
+    EXPECT_FALSE(refused.producedCache.empty()) << "a refused cache is made again";
+    EXPECT_EQ(call("refused" + std::to_string(bad.size()), "/").body, expected);
+  }
+
+  AppLoadReport other;
+  loadWith("other", made.producedCache, std::string(64, 'a'), &other);
+  EXPECT_EQ(other.cache, CodeCacheUse::kNone) << "a cache for other bytes is not used";
+  EXPECT_EQ(other.sourceSha256, hash);
+
+  AppLoadReport keptNone;
+  loadWith("no-store", "", "", &keptNone);
+  EXPECT_TRUE(keptNone.producedCache.empty()) << "no cache is made when the master keeps none";
 }
 
 TEST_F(ExecutorTest, WebAssemblyCompilesAsynchronouslyAndSynchronously) {

@@ -2,6 +2,8 @@
 // What the configuration says about one app, as the executor needs it. Plain data: it crosses
 // from the master to the workers (wire.fbs LoadApp).
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +20,27 @@ struct AppSpec {
   std::vector<std::pair<std::string, std::string>> services = {};
   // Tests of the web APIs only: see ContextState::testHooks.
   bool testHooks = false;
+  // V8's code cache of the entry module, when the master has one made by the same engine for a
+  // file with these bytes: their SHA-256, hex. The worker uses it only if the file it reads has
+  // that hash.
+  std::string codeCache = {};
+  std::string sourceSha256 = {};
+};
+
+// The largest code cache that crosses between master and worker, either way.
+inline constexpr std::size_t kMaxCodeCacheBytes = 16u << 20;
+
+// What loading an app did with the code cache of its entry module.
+enum class CodeCacheUse : std::uint8_t {
+  kNone,      // there was none for these bytes: the module was compiled
+  kAccepted,  // V8 took it: nothing of the module was compiled but what the cache lacked
+  kRejected,  // V8 refused it (another engine or flags, or damaged): compiled instead
+};
+
+struct AppLoadReport {
+  CodeCacheUse cache = CodeCacheUse::kNone;
+  std::string sourceSha256;   // of the entry module as compiled
+  std::string producedCache;  // made after the module ran, unless a cache was accepted
 };
 
 }  // namespace isolane

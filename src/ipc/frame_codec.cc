@@ -51,27 +51,50 @@ HeaderList headersFrom(const flatbuffers::Vector<Offset<wire::Header>>* list) {
   return out;
 }
 
-Result<std::string> encodeHello(std::int32_t pid, std::size_t max) {
-  FlatBufferBuilder fbb(64);
-  auto m = wire::CreateHello(fbb, kProtocolVersion, pid);
+Result<std::string> encodeHello(std::int32_t pid, std::size_t max, const std::string& engineKey) {
+  FlatBufferBuilder fbb(64 + engineKey.size());
+  auto m = wire::CreateHello(fbb, kProtocolVersion, pid, fbb.CreateString(engineKey));
   return finish(fbb, wire::Message::Hello, m.Union(), max);
 }
 
-Result<std::string> encodeLoadApp(const std::string& name, const std::string& module,
-                                  const HeaderList& vars,
-                                  const std::vector<std::string>& fetchAllow,
-                                  const HeaderList& services, std::size_t max) {
-  FlatBufferBuilder fbb(256);
+Result<std::string> encodeLoadApp(const AppSpec& app, std::size_t max) {
+  FlatBufferBuilder fbb(256 + app.codeCache.size());
+  auto cache = app.codeCache.empty()
+                   ? flatbuffers::Offset<flatbuffers::Vector<std::uint8_t>>()
+                   : fbb.CreateVector(reinterpret_cast<const std::uint8_t*>(app.codeCache.data()),
+                                      app.codeCache.size());
   auto m =
-      wire::CreateLoadApp(fbb, fbb.CreateString(name), fbb.CreateString(module), headers(fbb, vars),
-                          fbb.CreateVectorOfStrings(fetchAllow), headers(fbb, services));
+      wire::CreateLoadApp(fbb, fbb.CreateString(app.name), fbb.CreateString(app.modulePath),
+                          headers(fbb, app.vars), fbb.CreateVectorOfStrings(app.fetchAllow),
+                          headers(fbb, app.services), cache, fbb.CreateString(app.sourceSha256));
   return finish(fbb, wire::Message::LoadApp, m.Union(), max);
 }
 
+AppSpec decodeLoadApp(const wire::LoadApp& m) {
+  auto str = [](const flatbuffers::String* s) { return s ? s->str() : std::string(); };
+  AppSpec spec{str(m.name()), str(m.module_()), headersFrom(m.vars())};
+  if (m.fetch_allow()) {
+    for (const flatbuffers::String* s : *m.fetch_allow()) {
+      if (s) spec.fetchAllow.push_back(s->str());
+    }
+  }
+  spec.services = headersFrom(m.services());
+  if (m.code_cache()) spec.codeCache.assign(m.code_cache()->begin(), m.code_cache()->end());
+  spec.sourceSha256 = str(m.source_sha256());
+  return spec;
+}
+
 Result<std::string> encodeAppLoaded(const std::string& name, bool ok, const std::string& error,
-                                    std::size_t max) {
-  FlatBufferBuilder fbb(256);
-  auto m = wire::CreateAppLoaded(fbb, fbb.CreateString(name), ok, fbb.CreateString(error));
+                                    std::size_t max, const AppLoadReport& report) {
+  FlatBufferBuilder fbb(256 + report.producedCache.size());
+  auto cache =
+      report.producedCache.empty()
+          ? flatbuffers::Offset<flatbuffers::Vector<std::uint8_t>>()
+          : fbb.CreateVector(reinterpret_cast<const std::uint8_t*>(report.producedCache.data()),
+                             report.producedCache.size());
+  auto m = wire::CreateAppLoaded(fbb, fbb.CreateString(name), ok, fbb.CreateString(error),
+                                 static_cast<wire::CodeCacheUse>(report.cache),
+                                 fbb.CreateString(report.sourceSha256), cache);
   return finish(fbb, wire::Message::AppLoaded, m.Union(), max);
 }
 

@@ -9,13 +9,14 @@
 #include <string_view>
 #include <vector>
 
+#include "ipc/app_spec.h"
 #include "ipc/http_exchange.h"
 #include "ipc/wire_generated.h"
 #include "util/result.h"
 
 namespace isolane {
 
-inline constexpr std::uint32_t kProtocolVersion = 2;
+inline constexpr std::uint32_t kProtocolVersion = 3;
 inline constexpr std::size_t kDefaultMaxFrameBytes = 32u << 20;  // 32 MiB
 inline constexpr std::size_t kFrameHeaderBytes = 4;
 // Response bodies that are not streamed cross in chunks of at most this size.
@@ -25,15 +26,16 @@ inline constexpr std::size_t kBodyChunkBytes = 256u << 10;
 // server. Streamed bodies have no such bound: they cross by credit (ipc/body_pipe.h).
 inline constexpr std::size_t kMaxResponseBodyBytes = 64u << 20;
 
+// The app a LoadApp frame describes (missing strings read as empty).
+AppSpec decodeLoadApp(const wire::LoadApp& m);
+
 // Builders. Each returns the whole frame (length prefix included) or an error naming its size
 // when it would exceed `maxFrameBytes`.
-Result<std::string> encodeHello(std::int32_t pid, std::size_t maxFrameBytes);
-Result<std::string> encodeLoadApp(const std::string& name, const std::string& module,
-                                  const HeaderList& vars,
-                                  const std::vector<std::string>& fetchAllow,
-                                  const HeaderList& services, std::size_t maxFrameBytes);
+Result<std::string> encodeHello(std::int32_t pid, std::size_t maxFrameBytes,
+                                const std::string& engineKey = {});
+Result<std::string> encodeLoadApp(const AppSpec& app, std::size_t maxFrameBytes);
 Result<std::string> encodeAppLoaded(const std::string& name, bool ok, const std::string& error,
-                                    std::size_t maxFrameBytes);
+                                    std::size_t maxFrameBytes, const AppLoadReport& report = {});
 Result<std::string> encodeRequest(std::uint64_t id, const AppRequest& request,
                                   std::uint32_t deadlineMs, std::size_t maxFrameBytes);
 Result<std::string> encodeResponseHead(std::uint64_t id, const AppResponse& response,

@@ -1,7 +1,9 @@
 #include "pool/inprocess_backend.h"
 
 #include "ipc/body_pipe.h"
+#include "obs/log.h"
 #include "pool/body_forwarder.h"
+#include "runtime/engine_key.h"
 
 namespace isolane {
 namespace {
@@ -53,7 +55,8 @@ class PipeSink final : public StreamSink {
 }  // namespace
 
 InProcessBackend::InProcessBackend(const InProcessOptions& options, LogSink& log)
-    : streams_(std::make_shared<CappedCount>(options.streamMaxInflight)) {
+    : streams_(std::make_shared<CappedCount>(options.streamMaxInflight)),
+      codeCache_(options.codeCacheDir) {
   std::size_t n = options.threads == 0 ? 1 : options.threads;
   for (std::size_t i = 0; i < n; ++i) {
     executors_.push_back(std::make_shared<Executor>(options.executor, log));
@@ -63,10 +66,28 @@ InProcessBackend::InProcessBackend(const InProcessOptions& options, LogSink& log
 InProcessBackend::~InProcessBackend() { stop(); }
 
 Status InProcessBackend::start(const std::vector<AppSpec>& apps) {
-  for (auto& executor : executors_) {
-    for (const AppSpec& app : apps) {
-      Status s = executor->loadApp(app);
+  for (AppSpec app : apps) {
+    // Each executor after the first compiles from the cache the one before it made, if the
+    // store had none.
+    if (codeCache_.enabled()) {
+      app.sourceSha256 = CodeCacheStore::fileSha256(app.modulePath);
+      app.codeCache = codeCache_.find(engineKey(), app.sourceSha256);
+    }
+    for (auto& executor : executors_) {
+      AppLoadReport report;
+      Status s = executor->loadApp(app, &report);
       if (!s) return s;
+      if (report.cache == CodeCacheUse::kRejected) {
+        codeCache_.drop(engineKey(), report.sourceSha256);
+        app.codeCache.clear();
+      }
+      if (!report.producedCache.empty() && codeCache_.enabled()) {
+        if (Status kept = codeCache_.keep(engineKey(), report.sourceSha256, report.producedCache);
+            !kept) {
+          logEvent(Level::kWarn, "cannot store a code cache", {{"error", kept.error()}});
+        }
+        if (report.sourceSha256 == app.sourceSha256) app.codeCache = report.producedCache;
+      }
     }
   }
   return Status::success();

@@ -10,6 +10,7 @@
 
 #include "pool/backend.h"
 #include "pool/capped_count.h"
+#include "pool/code_cache_store.h"
 #include "worker/executor.h"
 
 namespace isolane {
@@ -19,6 +20,8 @@ struct InProcessOptions {
   // Streamed responses in flight (see PoolOptions::streamMaxInflight).
   std::size_t streamMaxInflight = 10'000;
   ExecutorOptions executor;
+  // Where the apps' code caches are kept (pool/code_cache_store.h); empty: none are.
+  std::string codeCacheDir;
 };
 
 class InProcessBackend final : public Backend {
@@ -41,6 +44,7 @@ class InProcessBackend final : public Backend {
   // Streams held against streamMaxInflight; shared with the sinks, which give a stream's place
   // back when it ends, possibly after the backend is gone.
   std::shared_ptr<CappedCount> streams_;
+  const CodeCacheStore codeCache_;
 };
 
 }  // namespace isolane

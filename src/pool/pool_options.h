@@ -37,6 +37,9 @@ struct PoolOptions {
   std::chrono::milliseconds queueTimeout{1'000};  // a queued request waits at most this
 
   std::chrono::milliseconds spawnTimeout{10'000};  // first heartbeat must arrive within
+  // Where the master keeps the V8 code caches of the apps' modules (pool/code_cache_store.h);
+  // empty: none are kept.
+  std::string codeCacheDir;
   std::chrono::milliseconds heartbeatInterval{5'000};
   std::chrono::milliseconds heartbeatTimeout{2'000};
   // A request still unanswered this long after the worker's own request timeout means the worker

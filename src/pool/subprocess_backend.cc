@@ -25,7 +25,15 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
       cooldowns_(metrics.counter("isolane_slot_cooldowns_total",
                                  "Times a slot spent its crash budget and rested", {"slot"})),
       heartbeatRtt_(metrics.histogram("isolane_heartbeat_rtt_seconds", "Heartbeat round-trip time",
-                                      {}, latencyBuckets())) {
+                                      {}, latencyBuckets())),
+      codeCacheLoads_(metrics.counter(
+          "isolane_code_cache_loads_total",
+          "App loads by what became of the module's code cache: accepted, rejected (V8 refused "
+          "it; recompiled), none (there was none for the module)",
+          {"result"})),
+      codeCacheStored_(metrics.counter("isolane_code_cache_stored_total",
+                                       "Code caches made by a worker and stored by the master")),
+      codeCache_(options_.codeCacheDir) {
   for (std::size_t i = 0; i < options_.size; ++i) {
     auto slot = std::make_unique<Slot>();
     slot->index = static_cast<int>(i);
@@ -130,14 +138,10 @@ Status SubprocessBackend::start(const std::vector<AppSpec>& apps) {
   // The first worker starts alone: one ready worker is enough to serve, and on a machine with
   // few cores the others' node start-up would slow it down. The supervisor spawns the others
   // once it is ready (tests that drive supervision themselves get every slot at once).
-  Outbox outbox;
   for (std::size_t i = 0; i < (manualSupervision_ ? slots_.size() : 1); ++i) {
     Slot& slot = *slots_[i];
-    if (slot.state == SlotState::kEmpty && !slot.proc) spawnLocked(slot, outbox);
+    if (slot.state == SlotState::kEmpty && !slot.proc) spawnLocked(slot);
   }
-  lock.unlock();
-  sendAll(outbox);
-  lock.lock();
   if (manualSupervision_) return Status::success();
   auto deadline =
       std::chrono::steady_clock::now() + options_.spawnTimeout + std::chrono::milliseconds(500);

@@ -20,6 +20,7 @@
 #include "obs/metrics.h"
 #include "pool/backend.h"
 #include "pool/capped_count.h"
+#include "pool/code_cache_store.h"
 #include "pool/crash_budget.h"
 #include "pool/pool_options.h"
 #include "pool/worker_process.h"
@@ -73,8 +74,13 @@ class SubprocessBackend final : public Backend {
   // worker).
   using Outbox = std::vector<std::pair<std::shared_ptr<WorkerProcess>, std::string>>;
   static void sendAll(Outbox& outbox);
-  void spawnLocked(Slot& slot, Outbox& outbox);
+  void spawnLocked(Slot& slot);
   void onFrame(int slot, std::uint64_t generation, const wire::Frame& frame);
+  // A worker said hello (its reader thread; mu_ not held): its apps, with the code caches its
+  // engine made before, and its first heartbeat, which it answers once they are loaded.
+  void loadApps(int slot, std::uint64_t generation, const std::string& engineKey);
+  // What a worker's AppLoaded says of the code cache (mu_ not held).
+  void noteCodeCache(const std::string& engineKey, const wire::AppLoaded& loaded);
   void onDeath(int slot, std::uint64_t generation, const std::string& reason);
   void killLocked(Slot& slot, const std::string& reason);
   // Dispatches to a worker or queues or sheds; mu_ must not be held.
@@ -124,6 +130,10 @@ class SubprocessBackend final : public Backend {
   Family<Counter>& respawns_;
   Family<Counter>& cooldowns_;
   Family<Histogram>& heartbeatRtt_;
+  Family<Counter>& codeCacheLoads_;
+  Family<Counter>& codeCacheStored_;
+
+  const CodeCacheStore codeCache_;
 
   std::thread supervisor_;
 };

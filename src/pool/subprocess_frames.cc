@@ -28,22 +28,34 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
   };
   switch (frame.message_type()) {
     case wire::Message::Hello: {
-      std::uint32_t version = frame.message_as_Hello()->version();
-      if (version != kProtocolVersion) {
-        violation("protocol version " + std::to_string(version) + ", expected " +
-                  std::to_string(kProtocolVersion));
+      const wire::Hello* m = frame.message_as_Hello();
+      if (m->version() != kProtocolVersion) {
+        return violation("protocol version " + std::to_string(m->version()) + ", expected " +
+                         std::to_string(kProtocolVersion));
       }
+      std::string key = m->engine_key() ? m->engine_key()->str() : std::string();
+      if (slot.helloSeen || key.size() > 4096) {
+        return violation(slot.helloSeen ? "a second Hello" : "an engine key over 4096 bytes");
+      }
+      slot.helloSeen = true;
+      slot.engineKey = key;
+      lock.unlock();
+      loadApps(index, generation, key);
       return;
     }
     case wire::Message::AppLoaded: {
       const wire::AppLoaded* m = frame.message_as_AppLoaded();
+      if (!slot.helloSeen) return violation("AppLoaded before Hello");
       if (m->ok()) {
+        std::string key = slot.engineKey;
         ++slot.appsLoaded;
-      } else {
-        slot.loadError = m->error() ? m->error()->str() : "app failed to load";
-        killLocked(slot, "an app failed to load: " + slot.loadError);
-        wake_.notify_all();
+        lock.unlock();
+        noteCodeCache(key, *m);
+        return;
       }
+      slot.loadError = m->error() ? m->error()->str() : "app failed to load";
+      killLocked(slot, "an app failed to load: " + slot.loadError);
+      wake_.notify_all();
       return;
     }
     case wire::Message::HeartbeatAck: {

@@ -29,6 +29,8 @@ struct SubprocessBackend::Slot {
   SteadyTime nextHeartbeat{};
   std::string killReason;  // why we killed it, reported instead of "killed by signal SIGKILL"
   std::string loadError;
+  bool helloSeen = false;
+  std::string engineKey;  // from its Hello: what its code caches are keyed by
   CrashBudget budget;
   std::uint64_t rssBytes = 0, heapUsedBytes = 0, heapLimitBytes = 0, executions = 0;
 };

@@ -13,7 +13,7 @@ void SubprocessBackend::sendAll(Outbox& outbox) {
   outbox.clear();
 }
 
-void SubprocessBackend::spawnLocked(Slot& slot, Outbox& outbox) {
+void SubprocessBackend::spawnLocked(Slot& slot) {
   SteadyTime now = clock_.now();
   std::uint64_t generation = ++slot.generation;
   int index = slot.index;
@@ -43,18 +43,72 @@ void SubprocessBackend::spawnLocked(Slot& slot, Outbox& outbox) {
   slot.loadError.clear();
   spawns_.with({}).inc();
   if (slot.everReady) respawns_.with({}).inc();
-  for (const AppSpec& app : apps_) {
-    auto frame = encodeLoadApp(app.name, app.modulePath, app.vars, app.fetchAllow, app.services,
-                               options_.maxFrameBytes);
-    if (frame) outbox.emplace_back(slot.proc, std::move(frame.value()));
+  slot.engineKey.clear();
+  slot.helloSeen = false;
+  // The apps go out when it says hello (loadApps): their code caches depend on its engine.
+  logEvent(Level::kInfo, "worker spawned", {{"slot", index}, {"pid", slot.proc->pid()}});
+}
+
+void SubprocessBackend::loadApps(int index, std::uint64_t generation,
+                                 const std::string& engineKey) {
+  std::shared_ptr<WorkerProcess> proc;
+  std::vector<AppSpec> apps;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Slot& slot = *slots_[static_cast<std::size_t>(index)];
+    if (slot.generation != generation || !slot.proc) return;
+    proc = slot.proc;
+    apps = apps_;
   }
+  // Files are read with no lock held. A module whose file cannot be read goes without a hash:
+  // the worker then reports the error loading it.
+  std::vector<std::string> frames;
+  for (AppSpec& app : apps) {
+    if (codeCache_.enabled()) {
+      app.sourceSha256 = CodeCacheStore::fileSha256(app.modulePath);
+      app.codeCache = codeCache_.find(engineKey, app.sourceSha256);
+    }
+    auto frame = encodeLoadApp(app, options_.maxFrameBytes);
+    if (!frame && !app.codeCache.empty()) {  // over the frame ceiling: without the cache
+      app.codeCache.clear();
+      frame = encodeLoadApp(app, options_.maxFrameBytes);
+    }
+    if (frame) frames.push_back(std::move(frame.value()));
+  }
+  for (const std::string& f : frames) (void)proc->send(f);
   // The first heartbeat is answered only after the loads before it: ready means loaded.
+  std::lock_guard<std::mutex> lock(mu_);
+  Slot& slot = *slots_[static_cast<std::size_t>(index)];
+  if (slot.generation != generation || !slot.proc) return;
   slot.heartbeatSeq++;
   slot.heartbeatOutstanding = true;
-  slot.heartbeatSentAt = now;
+  slot.heartbeatSentAt = clock_.now();
   auto hb = encodeHeartbeat(slot.heartbeatSeq, options_.maxFrameBytes);
-  if (hb) outbox.emplace_back(slot.proc, std::move(hb.value()));
-  logEvent(Level::kInfo, "worker spawned", {{"slot", index}, {"pid", slot.proc->pid()}});
+  if (hb) (void)proc->send(hb.value());
+}
+
+void SubprocessBackend::noteCodeCache(const std::string& engineKey, const wire::AppLoaded& m) {
+  std::string hash = m.source_sha256() ? m.source_sha256()->str() : std::string();
+  switch (m.code_cache_use()) {
+    case wire::CodeCacheUse::Accepted:
+      codeCacheLoads_.with({"accepted"}).inc();
+      break;
+    case wire::CodeCacheUse::Rejected:
+      codeCacheLoads_.with({"rejected"}).inc();
+      logEvent(Level::kWarn, "V8 rejected a code cache; the module was compiled",
+               {{"app", m.name() ? m.name()->str() : ""}, {"sha256", hash}});
+      codeCache_.drop(engineKey, hash);
+      break;
+    default:
+      codeCacheLoads_.with({"none"}).inc();
+  }
+  if (!m.code_cache() || m.code_cache()->size() == 0 || !codeCache_.enabled()) return;
+  std::string bytes(m.code_cache()->begin(), m.code_cache()->end());
+  if (Status s = codeCache_.keep(engineKey, hash, bytes); !s) {
+    logEvent(Level::kWarn, "cannot store a code cache", {{"error", s.error()}});
+    return;
+  }
+  codeCacheStored_.with({}).inc();
 }
 
 void SubprocessBackend::killLocked(Slot& slot, const std::string& reason) {
@@ -139,7 +193,7 @@ void SubprocessBackend::superviseOnce() {
         case SlotState::kEmpty:
           // Before start() the supervisor spawns nothing: start() spawns the first workers.
           if (!stopping_ && (started_ || manualSupervision_) && now >= slot.respawnAt) {
-            spawnLocked(slot, outbox);
+            spawnLocked(slot);
           }
           break;
         case SlotState::kStarting:

@@ -1,9 +1,12 @@
 #include "runtime/module_graph.h"
 
+#include <openssl/evp.h>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include "runtime/context_state.h"
@@ -23,6 +26,20 @@ bool readFile(const std::string& path, std::string* out) {
   return true;
 }
 
+// SHA-256 of `bytes`, hex (node's OpenSSL: this runs in the engine).
+std::string sha256Hex(const std::string& bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  if (!EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr)) return {};
+  static const char kHex[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned int i = 0; i < length; ++i) {
+    hex += kHex[digest[i] >> 4];
+    hex += kHex[digest[i] & 15];
+  }
+  return hex;
+}
+
 bool isRelative(const std::string& s) {
   return s.rfind("./", 0) == 0 || s.rfind("../", 0) == 0 || s.rfind('/', 0) == 0;
 }
@@ -39,7 +56,7 @@ const std::string* ModuleGraph::pathOf(v8::Local<v8::Module> module) const {
 }
 
 v8::MaybeLocal<v8::Module> ModuleGraph::load(JsScope& js, const std::string& path,
-                                             std::string* error) {
+                                             std::string* error, EntryCache* entry) {
   if (auto it = byPath_.find(path); it != byPath_.end()) {
     return entries_[it->second].module.Get(js.isolate());
   }
@@ -58,12 +75,31 @@ v8::MaybeLocal<v8::Module> ModuleGraph::load(JsScope& js, const std::string& pat
   }
   v8::ScriptOrigin origin(js.str(path), 0, 0, false, -1, v8::Local<v8::Value>(), false, false,
                           /*is_module=*/true);
-  v8::ScriptCompiler::Source compilerSource(code, origin);
+  // The entry module's code cache is used only for the very bytes it was made from: V8 itself
+  // checks little more than the source's length.
+  v8::ScriptCompiler::CachedData* cached = nullptr;
+  if (entry) {
+    entry->report.sourceSha256 = sha256Hex(source);
+    if (!entry->bytes.empty() && !entry->report.sourceSha256.empty() &&
+        entry->report.sourceSha256 == entry->sha256) {
+      cached = new v8::ScriptCompiler::CachedData(
+          reinterpret_cast<const std::uint8_t*>(entry->bytes.data()),
+          static_cast<int>(entry->bytes.size()), v8::ScriptCompiler::CachedData::BufferNotOwned);
+    }
+  }
+  v8::ScriptCompiler::Source compilerSource(code, origin, cached);  // owns `cached`
   v8::TryCatch tryCatch(isolate);
   v8::Local<v8::Module> module;
-  if (!v8::ScriptCompiler::CompileModule(isolate, &compilerSource).ToLocal(&module)) {
+  if (!v8::ScriptCompiler::CompileModule(
+           isolate, &compilerSource,
+           cached ? v8::ScriptCompiler::kConsumeCodeCache : v8::ScriptCompiler::kNoCompileOptions)
+           .ToLocal(&module)) {
     *error = describeException(js, tryCatch);
     return {};
+  }
+  if (cached) {
+    entry->report.cache = compilerSource.GetCachedData()->rejected ? CodeCacheUse::kRejected
+                                                                   : CodeCacheUse::kAccepted;
   }
 
   std::size_t index = entries_.size();
@@ -78,13 +114,14 @@ v8::MaybeLocal<v8::Module> ModuleGraph::load(JsScope& js, const std::string& pat
     v8::Location loc = module->SourceOffsetToLocation(request->GetSourceOffset());
     std::string where = path + ":" + std::to_string(loc.GetLineNumber() + 1) + ": ";
     if (!isRelative(specifier)) {
-      *error = where + "cannot import '" + specifier +
-               "': bare module specifiers are not resolved at run time. Bundle the app into one "
-               "file first, for example: esbuild app.js --bundle --format=esm --outfile=dist/app.js";
+      *error =
+          where + "cannot import '" + specifier +
+          "': bare module specifiers are not resolved at run time. Bundle the app into one "
+          "file first, for example: esbuild app.js --bundle --format=esm --outfile=dist/app.js";
       return {};
     }
-    fs::path target = specifier[0] == '/' ? fs::path(specifier)
-                                          : fs::path(path).parent_path() / specifier;
+    fs::path target =
+        specifier[0] == '/' ? fs::path(specifier) : fs::path(path).parent_path() / specifier;
     std::error_code ec;
     fs::path resolved = fs::weakly_canonical(target, ec);
     if (ec || !fs::is_regular_file(resolved)) {
@@ -118,7 +155,11 @@ v8::MaybeLocal<v8::Module> ModuleGraph::resolveCallback(v8::Local<v8::Context> c
 }
 
 v8::MaybeLocal<v8::Object> ModuleGraph::loadMain(JsScope& js, const std::string& path,
-                                                 std::string* error) {
+                                                 std::string* error, const std::string& codeCache,
+                                                 const std::string& sourceSha256,
+                                                 AppLoadReport* report) {
+  AppLoadReport unused;
+  EntryCache entry{codeCache, sourceSha256, report ? *report : unused};
   std::error_code ec;
   std::string absolute = fs::weakly_canonical(fs::absolute(path), ec).string();
   if (ec || !fs::is_regular_file(absolute)) {
@@ -126,7 +167,7 @@ v8::MaybeLocal<v8::Object> ModuleGraph::loadMain(JsScope& js, const std::string&
     return {};
   }
   v8::Local<v8::Module> module;
-  if (!load(js, absolute, error).ToLocal(&module)) return {};
+  if (!load(js, absolute, error, &entry).ToLocal(&module)) return {};
 
   v8::Isolate* isolate = js.isolate();
   v8::TryCatch tryCatch(isolate);
@@ -141,14 +182,22 @@ v8::MaybeLocal<v8::Object> ModuleGraph::loadMain(JsScope& js, const std::string&
   }
   isolate->PerformMicrotaskCheckpoint();
   if (module->GetStatus() == v8::Module::kErrored) {
-    *error = "error while evaluating " + absolute + ": " +
-             describeValue(js, module->GetException());
+    *error =
+        "error while evaluating " + absolute + ": " + describeValue(js, module->GetException());
     return {};
   }
-  if (result->IsPromise() &&
-      result.As<v8::Promise>()->State() == v8::Promise::kPending) {
+  if (result->IsPromise() && result.As<v8::Promise>()->State() == v8::Promise::kPending) {
     *error = absolute + ": top-level await did not settle while the app loaded";
     return {};
+  }
+  // A new cache only for a master that keeps them (it named the module's hash).
+  if (report && !sourceSha256.empty() && report->cache != CodeCacheUse::kAccepted) {
+    std::unique_ptr<v8::ScriptCompiler::CachedData> made(
+        v8::ScriptCompiler::CreateCodeCache(module->GetUnboundModuleScript()));
+    if (made && made->length > 0) {
+      report->producedCache.assign(reinterpret_cast<const char*>(made->data),
+                                   static_cast<std::size_t>(made->length));
+    }
   }
   return module->GetModuleNamespace().As<v8::Object>();
 }

@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ipc/app_spec.h"
 #include "runtime/js_scope.h"
 
 namespace isolane {
@@ -23,7 +24,14 @@ class ModuleGraph {
   // Loads, links and evaluates the module at `path` (and its imports) in js's context, whose
   // ContextState must point at this graph. On failure returns empty and sets `error` to a message
   // naming the file and line.
-  v8::MaybeLocal<v8::Object> loadMain(JsScope& js, const std::string& path, std::string* error);
+  // The entry module is compiled from `codeCache` when its bytes hash to `sourceSha256` (hex);
+  // `report` says what became of it, and carries a new cache (made after evaluation, so that the
+  // functions the module ran are in it) when none was accepted and `sourceSha256` is given (the
+  // master keeps caches).
+  v8::MaybeLocal<v8::Object> loadMain(JsScope& js, const std::string& path, std::string* error,
+                                      const std::string& codeCache = {},
+                                      const std::string& sourceSha256 = {},
+                                      AppLoadReport* report = nullptr);
 
  private:
   static v8::MaybeLocal<v8::Module> resolveCallback(v8::Local<v8::Context> context,
@@ -31,7 +39,14 @@ class ModuleGraph {
                                                     v8::Local<v8::FixedArray> assertions,
                                                     v8::Local<v8::Module> referrer);
 
-  v8::MaybeLocal<v8::Module> load(JsScope& js, const std::string& path, std::string* error);
+  // `entry`, for the entry module only: its code cache in and what became of it.
+  struct EntryCache {
+    const std::string& bytes;
+    const std::string& sha256;
+    AppLoadReport& report;
+  };
+  v8::MaybeLocal<v8::Module> load(JsScope& js, const std::string& path, std::string* error,
+                                  EntryCache* entry = nullptr);
   const std::string* pathOf(v8::Local<v8::Module> module) const;
 
   struct Entry {

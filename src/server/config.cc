@@ -149,6 +149,8 @@ Result<ServerConfig> parseConfig(const std::string& text, const std::string& bas
     }
   }
   if (const toml::table* server = root["server"].as_table()) {
+    if (auto dir = (*server)["state_dir"].value<std::string>()) config.stateDir = *dir;
+    if (auto dir = (*server)["code_cache_dir"].value<std::string>()) config.codeCacheDir = *dir;
     if (auto admin = (*server)["admin_listen"].value<std::string>()) {
       if (Status s = parseAdminListen(*admin, config); !s) {
         return Error{sourceName + " [server] admin_listen: " + s.error()};
@@ -251,6 +253,12 @@ Result<ServerConfig> loadConfigFile(const std::string& path) {
   return parseConfig(ss.str(), base, path);
 }
 
+std::string effectiveCodeCacheDir(const ServerConfig& config) {
+  if (config.codeCacheDir == "off") return {};
+  if (!config.codeCacheDir.empty()) return config.codeCacheDir;
+  return config.stateDir.empty() ? std::string() : config.stateDir + "/code-cache";
+}
+
 std::size_t effectiveMaxConnections(const ServerConfig& config) {
   if (config.maxConnections != 0) return config.maxConnections;
   return config.pool.streamMaxInflight + config.pool.maxInflight + 1024;
@@ -318,6 +326,17 @@ Status applyEnvironment(ServerConfig& config) {
   }
   if (const char* bin = std::getenv("ISOLANE_WORKER_BINARY"); bin && *bin)
     config.workerBinary = bin;
+  if (const char* dir = std::getenv("ISOLANE_STATE_DIR"); dir && *dir) config.stateDir = dir;
+  if (const char* dir = std::getenv("ISOLANE_CODE_CACHE_DIR"); dir && *dir) {
+    config.codeCacheDir = dir;
+  }
+  if (config.stateDir.empty()) {
+    if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg && *xdg) {
+      config.stateDir = std::string(xdg) + "/isolane";
+    } else if (const char* home = std::getenv("HOME"); home && *home) {
+      config.stateDir = std::string(home) + "/.local/state/isolane";
+    }
+  }
   config.maxBodyBytes = static_cast<std::size_t>(body);
   config.maxConnections = static_cast<std::size_t>(connections);
   config.requestCpuLimit = std::chrono::milliseconds(cpu);

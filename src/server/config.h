@@ -54,6 +54,13 @@ struct ServerConfig {
   // threads inside the server; for embedding and tests). Never chosen silently.
   std::string backend = "subprocess";
   PoolOptions pool;
+  // What outlives a run of the server (the code caches): [server] state_dir, ISOLANE_STATE_DIR;
+  // applyEnvironment fills in the default ($XDG_STATE_HOME/isolane, else
+  // $HOME/.local/state/isolane). Empty: nothing is kept.
+  std::string stateDir;
+  // The apps' V8 code caches: [server] code_cache_dir, ISOLANE_CODE_CACHE_DIR; empty:
+  // STATE_DIR/code-cache; "off": none are kept.
+  std::string codeCacheDir;
   std::string workerBinary;  // empty: this executable
 
   // /metrics, /healthz and /readyz; empty host disables the admin listener.
@@ -70,6 +77,9 @@ Result<ServerConfig> loadConfigFile(const std::string& path);
 
 // Applies ISOLANE_* environment variables over `config`.
 Status applyEnvironment(ServerConfig& config);
+
+// Where the code caches go: "" when none are kept.
+std::string effectiveCodeCacheDir(const ServerConfig& config);
 
 // max_connections, with 0 (the default) worked out from the caps.
 std::size_t effectiveMaxConnections(const ServerConfig& config);

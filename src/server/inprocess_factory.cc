@@ -15,6 +15,7 @@ std::unique_ptr<Backend> makeInProcessBackend(const ServerConfig& config, LogSin
   options.executor.loop.wallTimeout = config.requestTimeout;
   options.executor.loop.streamIdleTimeout = config.streamIdleTimeout;
   options.executor.loop.streamMaxDuration = config.streamMaxDuration;
+  options.codeCacheDir = effectiveCodeCacheDir(config);
   return std::make_unique<InProcessBackend>(options, log);
 }
 

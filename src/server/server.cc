@@ -12,6 +12,7 @@ namespace isolane {
 std::unique_ptr<Backend> makeSubprocessBackend(const ServerConfig& config,
                                                MetricsRegistry& metrics) {
   PoolOptions pool = config.pool;
+  pool.codeCacheDir = effectiveCodeCacheDir(config);
   pool.requestTimeout = config.requestTimeout;
   pool.requestCpuLimit = config.requestCpuLimit;
   pool.streamIdleTimeout = config.streamIdleTimeout;

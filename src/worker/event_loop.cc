@@ -54,7 +54,7 @@ EventLoop::~EventLoop() {
   apps_.clear();
 }
 
-Status EventLoop::loadApp(const AppSpec& spec) {
+Status EventLoop::loadApp(const AppSpec& spec, AppLoadReport* report) {
   if (apps_.count(spec.name)) return Error{"an app named '" + spec.name + "' is already loaded"};
   auto app = std::make_unique<App>();
   app->spec = spec;
@@ -108,7 +108,11 @@ Status EventLoop::loadApp(const AppSpec& spec) {
     app->natives.Reset(isolate, natives);
 
     v8::Local<v8::Object> ns;
-    if (!app->modules.loadMain(js, spec.modulePath, &error).ToLocal(&ns)) return;
+    if (!app->modules
+             .loadMain(js, spec.modulePath, &error, spec.codeCache, spec.sourceSha256, report)
+             .ToLocal(&ns)) {
+      return;
+    }
     v8::Local<v8::Value> handler;
     v8::Local<v8::Value> fetch;
     if (!ns->Get(js.context(), js.str("default")).ToLocal(&handler) || !handler->IsObject() ||

@@ -54,8 +54,9 @@ class EventLoop final : public TimerHost, public HostOps {
   EventLoop(const EventLoop&) = delete;
   EventLoop& operator=(const EventLoop&) = delete;
 
-  // Loads an app into its own context. The error names the file and line.
-  Status loadApp(const AppSpec& spec);
+  // Loads an app into its own context. The error names the file and line. `report`, if given,
+  // says what became of the spec's code cache (and holds a new one when none was used).
+  Status loadApp(const AppSpec& spec, AppLoadReport* report = nullptr);
   bool hasApp(const std::string& name) const { return apps_.count(name) != 0; }
 
   void startRequest(RequestJob job);

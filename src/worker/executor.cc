@@ -12,12 +12,12 @@ Executor::Executor(const ExecutorOptions& options, LogSink& log, const Clock& cl
 
 Executor::~Executor() { stop(); }
 
-Status Executor::loadApp(const AppSpec& spec) {
+Status Executor::loadApp(const AppSpec& spec, AppLoadReport* report) {
   std::future<Status> outcome;
   {
     auto q = commands_.lock();
     if (stopping_) return Error{"the executor is stopping"};
-    q->push_back(LoadCommand{spec, {}});
+    q->push_back(LoadCommand{spec, report, {}});
     outcome = q->back().outcome.get_future();
   }
   doorbell_.ring();
@@ -111,7 +111,9 @@ void Executor::run() {
   for (;;) {
     publishStats();
     commands_.lock()->swap(commands);
-    for (auto& command : commands) command.outcome.set_value(loop.loadApp(command.spec));
+    for (auto& command : commands) {
+      command.outcome.set_value(loop.loadApp(command.spec, command.report));
+    }
     commands.clear();
 
     // Controls are taken before requests: a control is pushed after its request, so every control

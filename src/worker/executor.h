@@ -37,7 +37,7 @@ class Executor {
   Executor& operator=(const Executor&) = delete;
 
   // Safe from any thread. Loads the app on the executor thread and waits for the outcome.
-  Status loadApp(const AppSpec& spec);
+  Status loadApp(const AppSpec& spec, AppLoadReport* report = nullptr);
 
   // Safe from any thread. False when the queue is full or the executor is stopping; `job` is
   // then untouched and the caller answers it. Otherwise job.done is called exactly once.
@@ -77,6 +77,7 @@ class Executor {
  private:
   struct LoadCommand {
     AppSpec spec;
+    AppLoadReport* report;  // the caller's, which waits for the outcome
     std::promise<Status> outcome;
   };
 

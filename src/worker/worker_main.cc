@@ -12,6 +12,7 @@
 #include "ipc/frame_outbox.h"
 #include "obs/console_log.h"
 #include "obs/log.h"
+#include "runtime/engine_key.h"
 
 namespace isolane {
 namespace {
@@ -102,7 +103,7 @@ int runWorkerProcess(const WorkerProcessOptions& options) {
     logEvent(Level::kError, "cannot write to the master; exiting", {{"reason", why}});
     _exit(0);
   });
-  out.send(encodeHello(static_cast<std::int32_t>(getpid()), max));
+  out.send(encodeHello(static_cast<std::int32_t>(getpid()), max, engineKey()));
 
   ConsoleLog console;
   Executor executor(options.executor, console);
@@ -124,17 +125,17 @@ int runWorkerProcess(const WorkerProcessOptions& options) {
       }
       switch (frame->message_type()) {
         case wire::Message::LoadApp: {
-          const wire::LoadApp* m = frame->message_as_LoadApp();
-          AppSpec spec{m->name() ? m->name()->str() : "", m->module_() ? m->module_()->str() : "",
-                       headersFrom(m->vars())};
-          if (m->fetch_allow()) {
-            for (const flatbuffers::String* s : *m->fetch_allow()) {
-              if (s) spec.fetchAllow.push_back(s->str());
-            }
+          AppSpec spec = decodeLoadApp(*frame->message_as_LoadApp());
+          AppLoadReport report;
+          Status s = executor.loadApp(spec, &report);
+          if (report.producedCache.size() > kMaxCodeCacheBytes) report.producedCache.clear();
+          Result<std::string> loaded =
+              encodeAppLoaded(spec.name, s.ok(), s.ok() ? "" : s.error(), max, report);
+          if (!loaded && !report.producedCache.empty()) {  // over the frame ceiling: no cache
+            report.producedCache.clear();
+            loaded = encodeAppLoaded(spec.name, s.ok(), s.ok() ? "" : s.error(), max, report);
           }
-          spec.services = headersFrom(m->services());
-          Status s = executor.loadApp(spec);
-          out.send(encodeAppLoaded(spec.name, s.ok(), s.ok() ? "" : s.error(), max));
+          out.send(loaded);
           break;
         }
         case wire::Message::Request: {

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include "e2e/http_client.h"
@@ -370,6 +371,44 @@ TEST_F(ServerTest, StopAnswersInFlightRequests) {
   EXPECT_EQ(r.result_int(), 503);
   EXPECT_EQ(r["x-isolane-error"], "SHUTTING_DOWN");
   EXPECT_EQ(r["retry-after"], "1");
+}
+
+// The master keeps the code cache a worker made of an app's module, and the workers of the next
+// start compile from it (pool/code_cache_store.h).
+TEST_F(ServerTest, WorkersOfTheNextStartCompileFromTheCodeCacheTheFirstMade) {
+  std::string dir = testing::TempDir() + "/server-code-cache-" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  auto config = [&] {
+    ServerConfig c;
+    c.codeCacheDir = dir;
+    AppConfig ssr;
+    ssr.name = "ssr";
+    ssr.module = ISOLANE_SOURCE_DIR "/examples/react-ssr/dist/app.js";
+    ssr.route = "/";
+    c.apps = {ssr};
+    return c;
+  };
+  auto count = [&](const std::string& sample) {
+    std::string text = "\n" + get(server_->adminPort(), "/metrics").body();
+    auto at = text.find("\n" + sample + " ");
+    return at == std::string::npos ? -1 : std::stoi(text.substr(at + sample.size() + 2));
+  };
+  start(config());
+  EXPECT_EQ(get(port_, "/").result_int(), 200);
+  // The first worker made it; the second, started once the first was ready, may have used it.
+  EXPECT_EQ(count("isolane_code_cache_stored_total"), 1);
+  std::size_t files = 0;
+  for (auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    files += e.path().extension() == ".v8cache";
+  }
+  EXPECT_EQ(files, 1u);
+  server_->stop();
+
+  start(config());
+  EXPECT_EQ(count("isolane_code_cache_loads_total{result=\"accepted\"}"), 2);
+  EXPECT_EQ(count("isolane_code_cache_stored_total"), -1) << "nothing new to store";
+  EXPECT_EQ(get(port_, "/").result_int(), 200);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(ServerTest, AdminListenerServesMetricsHealthAndReadiness) {

@@ -1,0 +1,123 @@
+#include "pool/code_cache_store.h"
+
+#include <openssl/evp.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "ipc/app_spec.h"
+
+namespace isolane {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string hex(const unsigned char* bytes, std::size_t n) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(2 * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    out += kHex[bytes[i] >> 4];
+    out += kHex[bytes[i] & 15];
+  }
+  return out;
+}
+
+std::string sha256(const std::string& bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  if (!EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr)) return {};
+  return hex(digest, length);
+}
+
+bool readAll(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  *out = ss.str();
+  return static_cast<bool>(in) || in.eof();
+}
+
+}  // namespace
+
+std::string CodeCacheStore::fileSha256(const std::string& path) {
+  std::string bytes;
+  return readAll(path, &bytes) ? sha256(bytes) : std::string();
+}
+
+bool CodeCacheStore::isSha256(const std::string& s) {
+  if (s.size() != 64) return false;
+  for (char c : s) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+std::string CodeCacheStore::pathFor(const std::string& engineKey,
+                                    const std::string& sourceSha256) const {
+  if (dir_.empty() || !isSha256(sourceSha256)) return {};
+  return dir_ + "/" + sha256(engineKey).substr(0, 16) + "/" + sourceSha256 + ".v8cache";
+}
+
+// A file is a header line with the SHA-256 of the cache, then the cache: V8 checks a cache's
+// version and length but not its bytes, and a damaged one could crash the worker that reads it.
+constexpr char kHeader[] = "isolane code cache 1 ";
+constexpr std::size_t kHeaderBytes = sizeof(kHeader) - 1 + 64 + 1;
+
+std::string CodeCacheStore::find(const std::string& engineKey,
+                                 const std::string& sourceSha256) const {
+  std::string path = pathFor(engineKey, sourceSha256);
+  std::string file;
+  if (path.empty() || !readAll(path, &file)) return {};
+  if (file.size() <= kHeaderBytes || file.size() > kHeaderBytes + kMaxCodeCacheBytes ||
+      file.compare(0, sizeof(kHeader) - 1, kHeader) != 0 ||
+      file.compare(sizeof(kHeader) - 1, 64, sha256(file.substr(kHeaderBytes))) != 0) {
+    std::remove(path.c_str());  // damaged: the next worker that compiles makes another
+    return {};
+  }
+  return file.substr(kHeaderBytes);
+}
+
+Status CodeCacheStore::keep(const std::string& engineKey, const std::string& sourceSha256,
+                            const std::string& cache) const {
+  std::string path = pathFor(engineKey, sourceSha256);
+  if (path.empty() || cache.empty() || cache.size() > kMaxCodeCacheBytes) {
+    return Status::success();  // nothing that could be stored
+  }
+  std::error_code ec;
+  if (fs::exists(path, ec)) return Status::success();  // never replaced
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  if (ec)
+    return Error{"cannot create " + fs::path(path).parent_path().string() + ": " + ec.message()};
+  static std::atomic<unsigned> counter{0};
+  std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(++counter);
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << kHeader << sha256(cache) << '\n';
+    out.write(cache.data(), static_cast<std::streamsize>(cache.size()));
+    out.close();
+    if (!out) {
+      std::remove(tmp.c_str());
+      return Error{"cannot write " + tmp};
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::string why = std::strerror(errno);
+    std::remove(tmp.c_str());
+    return Error{"cannot rename " + tmp + " to " + path + ": " + why};
+  }
+  return Status::success();
+}
+
+void CodeCacheStore::drop(const std::string& engineKey, const std::string& sourceSha256) const {
+  std::string path = pathFor(engineKey, sourceSha256);
+  if (!path.empty()) std::remove(path.c_str());
+}
+
+}  // namespace isolane
