@@ -1,6 +1,5 @@
 #include "pool/code_cache_store.h"
 
-#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -11,29 +10,12 @@
 #include <sstream>
 
 #include "ipc/app_spec.h"
+#include "util/sha256.h"
 
 namespace isolane {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string hex(const unsigned char* bytes, std::size_t n) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(2 * n);
-  for (std::size_t i = 0; i < n; ++i) {
-    out += kHex[bytes[i] >> 4];
-    out += kHex[bytes[i] & 15];
-  }
-  return out;
-}
-
-std::string sha256(const std::string& bytes) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  if (!EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr)) return {};
-  return hex(digest, length);
-}
 
 bool readAll(const std::string& path, std::string* out) {
   std::ifstream in(path, std::ios::binary);
@@ -48,7 +30,7 @@ bool readAll(const std::string& path, std::string* out) {
 
 std::string CodeCacheStore::fileSha256(const std::string& path) {
   std::string bytes;
-  return readAll(path, &bytes) ? sha256(bytes) : std::string();
+  return readAll(path, &bytes) ? sha256Hex(bytes) : std::string();
 }
 
 bool CodeCacheStore::isSha256(const std::string& s) {
@@ -62,7 +44,7 @@ bool CodeCacheStore::isSha256(const std::string& s) {
 std::string CodeCacheStore::pathFor(const std::string& engineKey,
                                     const std::string& sourceSha256) const {
   if (dir_.empty() || !isSha256(sourceSha256)) return {};
-  return dir_ + "/" + sha256(engineKey).substr(0, 16) + "/" + sourceSha256 + ".v8cache";
+  return dir_ + "/" + sha256Hex(engineKey).substr(0, 16) + "/" + sourceSha256 + ".v8cache";
 }
 
 // A file is a header line with the SHA-256 of the cache, then the cache: V8 checks a cache's
@@ -77,7 +59,7 @@ std::string CodeCacheStore::find(const std::string& engineKey,
   if (path.empty() || !readAll(path, &file)) return {};
   if (file.size() <= kHeaderBytes || file.size() > kHeaderBytes + kMaxCodeCacheBytes ||
       file.compare(0, sizeof(kHeader) - 1, kHeader) != 0 ||
-      file.compare(sizeof(kHeader) - 1, 64, sha256(file.substr(kHeaderBytes))) != 0) {
+      file.compare(sizeof(kHeader) - 1, 64, sha256Hex(std::string_view(file).substr(kHeaderBytes))) != 0) {
     std::remove(path.c_str());  // damaged: the next worker that compiles makes another
     return {};
   }
@@ -99,7 +81,7 @@ Status CodeCacheStore::keep(const std::string& engineKey, const std::string& sou
   std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(++counter);
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << kHeader << sha256(cache) << '\n';
+    out << kHeader << sha256Hex(cache) << '\n';
     out.write(cache.data(), static_cast<std::streamsize>(cache.size()));
     out.close();
     if (!out) {

@@ -1,7 +1,5 @@
 #include "runtime/module_graph.h"
 
-#include <openssl/evp.h>
-
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -11,6 +9,7 @@
 
 #include "runtime/context_state.h"
 #include "runtime/js_errors.h"
+#include "util/sha256.h"
 
 namespace isolane {
 namespace {
@@ -24,20 +23,6 @@ bool readFile(const std::string& path, std::string* out) {
   ss << in.rdbuf();
   *out = ss.str();
   return true;
-}
-
-// SHA-256 of `bytes`, hex (node's OpenSSL: this runs in the engine).
-std::string sha256Hex(const std::string& bytes) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  if (!EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr)) return {};
-  static const char kHex[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned int i = 0; i < length; ++i) {
-    hex += kHex[digest[i] >> 4];
-    hex += kHex[digest[i] & 15];
-  }
-  return hex;
 }
 
 bool isRelative(const std::string& s) {
