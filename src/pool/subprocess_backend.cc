@@ -26,6 +26,10 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
                                  "Times a slot spent its crash budget and rested", {"slot"})),
       heartbeatRtt_(metrics.histogram("isolane_heartbeat_rtt_seconds", "Heartbeat round-trip time",
                                       {}, latencyBuckets())),
+      workerStart_(metrics.histogram(
+          "isolane_worker_start_seconds",
+          "From a worker's spawn to its readiness (its apps loaded), first starts and respawns", {},
+          {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5, 1, 2.5, 5, 10})),
       codeCacheLoads_(metrics.counter(
           "isolane_code_cache_loads_total",
           "App loads by what became of the module's code cache: accepted, rejected (V8 refused "

@@ -130,6 +130,7 @@ class SubprocessBackend final : public Backend {
   Family<Counter>& respawns_;
   Family<Counter>& cooldowns_;
   Family<Histogram>& heartbeatRtt_;
+  Family<Histogram>& workerStart_;
   Family<Counter>& codeCacheLoads_;
   Family<Counter>& codeCacheStored_;
 

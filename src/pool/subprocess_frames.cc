@@ -74,6 +74,7 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
       if (slot.state == SlotState::kStarting && slot.appsLoaded == apps_.size()) {
         slot.state = SlotState::kReady;
         slot.everReady = true;
+        workerStart_.with({}).observe(std::chrono::duration<double>(now - slot.spawnedAt).count());
         logEvent(Level::kInfo, "worker ready", {{"slot", index}, {"pid", slot.proc->pid()}});
         wake_.notify_all();
         lock.unlock();

@@ -21,6 +21,7 @@ struct SubprocessBackend::Slot {
   std::size_t streams = 0;       // requests streaming their body (or of an app marked streaming)
   std::size_t appsLoaded = 0;
   bool everReady = false;
+  SteadyTime spawnedAt{};
   SteadyTime spawnDeadline{};
   SteadyTime respawnAt{};  // an empty slot waits until then (a cooldown, or now)
   std::uint64_t heartbeatSeq = 0;

@@ -36,6 +36,7 @@ void SubprocessBackend::spawnLocked(Slot& slot) {
   if (slot.proc) graveyard_.push_back(std::move(slot.proc));
   slot.proc = std::shared_ptr<WorkerProcess>(std::move(proc.value()));
   slot.state = SlotState::kStarting;
+  slot.spawnedAt = now;
   slot.spawnDeadline = now + options_.spawnTimeout;
   slot.appsLoaded = 0;
   slot.inFlight = 0;

@@ -429,6 +429,7 @@ TEST_F(ServerTest, AdminListenerServesMetricsHealthAndReadiness) {
         "isolane_requests_total{app=\"throws\",status=\"500\"} 1",
         "isolane_request_duration_seconds_bucket{app=\"hello\",le=\"+Inf\"} 1",
         "isolane_worker_spawns_total 2", "isolane_worker_inflight{slot=\"1\"} 0",
+        "isolane_worker_start_seconds_count 2",
         "isolane_worker_rss_bytes{slot=\"0\"}", "isolane_worker_heap_used_bytes{slot=\"0\"}",
         "isolane_queue_depth 0", "isolane_heartbeat_rtt_seconds_count"}) {
     EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
