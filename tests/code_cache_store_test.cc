@@ -45,7 +45,7 @@ TEST_F(CodeCacheStoreTest, HashesAFilesBytes) {
 TEST_F(CodeCacheStoreTest, KeepsAndFindsPerEngine) {
   CodeCacheStore store(dir_);
   EXPECT_EQ(store.find("engine A", hash_), "");
-  ASSERT_TRUE(store.keep("engine A", hash_, "bytes of A"));
+  ASSERT_TRUE(store.keep("engine A", hash_, "bytes of A").value());
   EXPECT_EQ(store.find("engine A", hash_), "bytes of A");
   EXPECT_EQ(store.find("engine B", hash_), "") << "another engine never reads it";
   EXPECT_EQ(store.find("engine A", std::string(64, 'b')), "");
@@ -54,12 +54,12 @@ TEST_F(CodeCacheStoreTest, KeepsAndFindsPerEngine) {
 
 TEST_F(CodeCacheStoreTest, AStoredCacheIsNeverReplacedButDroppedWhenRejected) {
   CodeCacheStore store(dir_);
-  ASSERT_TRUE(store.keep("e", hash_, "first"));
-  ASSERT_TRUE(store.keep("e", hash_, "second, from another worker"));
+  ASSERT_TRUE(store.keep("e", hash_, "first").value());
+  EXPECT_FALSE(store.keep("e", hash_, "second, from another worker").value());
   EXPECT_EQ(store.find("e", hash_), "first");
   store.drop("e", hash_);
   EXPECT_EQ(store.find("e", hash_), "");
-  ASSERT_TRUE(store.keep("e", hash_, "remade"));
+  ASSERT_TRUE(store.keep("e", hash_, "remade").value());
   EXPECT_EQ(store.find("e", hash_), "remade");
 }
 
@@ -69,10 +69,10 @@ TEST_F(CodeCacheStoreTest, WhatAWorkerSendsCannotNameAnotherPathOrBeTooLarge) {
        {std::string("../../etc/passwd"), std::string(64, 'A'), std::string(63, 'a'),
         std::string(64, 'a') + "/x", std::string(32, 'a') + "/.." + std::string(28, 'a'),
         std::string()}) {
-    ASSERT_TRUE(store.keep("e", bad, "x"));  // refused quietly: nothing is written
+    EXPECT_FALSE(store.keep("e", bad, "x").value());  // refused: nothing is written
     EXPECT_EQ(store.find("e", bad), "");
   }
-  ASSERT_TRUE(store.keep("e", hash_, std::string(kMaxCodeCacheBytes + 1, 'x')));
+  EXPECT_FALSE(store.keep("e", hash_, std::string(kMaxCodeCacheBytes + 1, 'x')).value());
   EXPECT_EQ(store.find("e", hash_), "");
   EXPECT_FALSE(fs::exists(dir_) && filesIn(dir_) > 0);
   EXPECT_FALSE(CodeCacheStore::isSha256("../" + std::string(61, 'a')));
@@ -81,7 +81,7 @@ TEST_F(CodeCacheStoreTest, WhatAWorkerSendsCannotNameAnotherPathOrBeTooLarge) {
 
 TEST_F(CodeCacheStoreTest, ADamagedFileIsNotHandedOutAndIsRemoved) {
   CodeCacheStore store(dir_);
-  ASSERT_TRUE(store.keep("e", hash_, "a cache of some length"));
+  ASSERT_TRUE(store.keep("e", hash_, "a cache of some length").value());
   std::string path;
   for (auto& e : fs::recursive_directory_iterator(dir_)) {
     if (e.is_regular_file()) path = e.path().string();
@@ -93,7 +93,7 @@ TEST_F(CodeCacheStoreTest, ADamagedFileIsNotHandedOutAndIsRemoved) {
   }
   EXPECT_EQ(store.find("e", hash_), "");
   EXPECT_FALSE(fs::exists(path));
-  ASSERT_TRUE(store.keep("e", hash_, "short"));
+  ASSERT_TRUE(store.keep("e", hash_, "short").value());
   fs::resize_file(path, 10);  // cut inside its header
   EXPECT_EQ(store.find("e", hash_), "");
 }
@@ -101,7 +101,7 @@ TEST_F(CodeCacheStoreTest, ADamagedFileIsNotHandedOutAndIsRemoved) {
 TEST_F(CodeCacheStoreTest, AStoreWithNoDirectoryKeepsNothing) {
   CodeCacheStore off("");
   EXPECT_FALSE(off.enabled());
-  ASSERT_TRUE(off.keep("e", hash_, "x"));
+  EXPECT_FALSE(off.keep("e", hash_, "x").value());
   EXPECT_EQ(off.find("e", hash_), "");
 }
 
@@ -109,7 +109,7 @@ TEST_F(CodeCacheStoreTest, AnUnwritableDirectoryIsAnErrorNotACrash) {
   std::string file = dir_ + ".file";
   std::ofstream(file) << "not a directory";
   CodeCacheStore store(file + "/cache");
-  Status s = store.keep("e", hash_, "x");
+  Result<bool> s = store.keep("e", hash_, "x");
   EXPECT_FALSE(s);
   EXPECT_NE(s.error().find("cannot create"), std::string::npos) << s.error();
   fs::remove(file);

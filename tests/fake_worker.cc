@@ -9,6 +9,8 @@
 //   bad-status  answers with status 70000 (4464 once it is 16 bits on the wire)
 //   crlf-header answers with a header value that would split the response
 //   slow-slot1  echo, but the worker of slot 1 takes 3 s to say hello (a slow start)
+//   two-hellos  says hello twice
+//   cache-path  answers its LoadApp with a code cache whose hash names a path outside the store
 // Started by a server as `fake_worker worker ...`, it takes its mode from $FAKE_WORKER_MODE.
 
 #include <sys/socket.h>
@@ -44,7 +46,8 @@ int main(int argc, char** argv) {
       sleep(3);
     }
   }
-  put(encodeHello(getpid(), max).value());
+  put(encodeHello(getpid(), max, "fake engine").value());
+  if (mode == "two-hellos") put(encodeHello(getpid(), max, "fake engine").value());
   if (mode == "exit") return 7;
   FrameReader reader(max);
   char buf[65536];
@@ -57,12 +60,18 @@ int main(int argc, char** argv) {
     std::string error;
     while (reader.next(&f, &error) == FrameReader::Next::kFrame) {
       switch (f->message_type()) {
-        case wire::Message::LoadApp:
+        case wire::Message::LoadApp: {
+          AppLoadReport report;
+          if (mode == "cache-path") {
+            report.sourceSha256 = "../../../../../../tmp/isolane-smuggled";
+            report.producedCache = "not a cache";
+          }
           put(encodeAppLoaded(
                   f->message_as_LoadApp()->name() ? f->message_as_LoadApp()->name()->str() : "",
-                  true, "", max)
+                  true, "", max, report)
                   .value());
           break;
+        }
         case wire::Message::Heartbeat: {
           if (mode == "mute" && heartbeats++ > 0) break;
           wire::HeartbeatAckT ack;

@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <thread>
@@ -254,6 +255,31 @@ TEST_F(PoolTest, OversizedFrameIsNamedWithItsSize) {
 
 TEST_F(PoolTest, FrameForAnUnknownRequestEndsTheWorker) {
   expectReplacedAfterViolation(metrics_, "unknown-id", "for unknown request");
+}
+
+// The fake worker sends both Hellos before it reads its apps, and then answers them at once: the
+// master must not take the answers of a worker it is killing (before, it sometimes went ready).
+TEST_F(PoolTest, ASecondHelloIsAViolation) {
+  PoolOptions o = options(fakeWorker("two-hellos"), 1);
+  o.spawnTimeout = 2s;
+  SubprocessBackend pool(o, metrics_);
+  Status s = pool.start({AppSpec{"x", "/x.js", {}}});
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().find("a second Hello"), std::string::npos) << s.error();
+}
+
+TEST_F(PoolTest, ACodeCacheAWorkerSendsCannotNameAPathOutsideTheStore) {
+  std::string dir = testing::TempDir() + "/pool-cache-" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove("/tmp/isolane-smuggled.v8cache");
+  PoolOptions o = options(fakeWorker("cache-path"), 1);
+  o.codeCacheDir = dir;
+  SubprocessBackend pool(o, metrics_);
+  ASSERT_TRUE(pool.start({AppSpec{"x", "/x.js", {}}}));
+  EXPECT_EQ(call(pool, "x", "/").get().body, "fake");
+  EXPECT_FALSE(std::filesystem::exists("/tmp/isolane-smuggled.v8cache"));
+  EXPECT_FALSE(std::filesystem::exists(dir)) << "nothing was stored";
+  EXPECT_EQ(metrics_.render().find("isolane_code_cache_stored_total 1"), std::string::npos);
 }
 
 TEST_F(PoolTest, MissedHeartbeatIsADeath) {

@@ -59,21 +59,22 @@ std::string CodeCacheStore::find(const std::string& engineKey,
   if (path.empty() || !readAll(path, &file)) return {};
   if (file.size() <= kHeaderBytes || file.size() > kHeaderBytes + kMaxCodeCacheBytes ||
       file.compare(0, sizeof(kHeader) - 1, kHeader) != 0 ||
-      file.compare(sizeof(kHeader) - 1, 64, sha256Hex(std::string_view(file).substr(kHeaderBytes))) != 0) {
+      file.compare(sizeof(kHeader) - 1, 64,
+                   sha256Hex(std::string_view(file).substr(kHeaderBytes))) != 0) {
     std::remove(path.c_str());  // damaged: the next worker that compiles makes another
     return {};
   }
   return file.substr(kHeaderBytes);
 }
 
-Status CodeCacheStore::keep(const std::string& engineKey, const std::string& sourceSha256,
-                            const std::string& cache) const {
+Result<bool> CodeCacheStore::keep(const std::string& engineKey, const std::string& sourceSha256,
+                                  const std::string& cache) const {
   std::string path = pathFor(engineKey, sourceSha256);
   if (path.empty() || cache.empty() || cache.size() > kMaxCodeCacheBytes) {
-    return Status::success();  // nothing that could be stored
+    return false;  // nothing that could be stored
   }
   std::error_code ec;
-  if (fs::exists(path, ec)) return Status::success();  // never replaced
+  if (fs::exists(path, ec)) return false;  // never replaced
   fs::create_directories(fs::path(path).parent_path(), ec);
   if (ec)
     return Error{"cannot create " + fs::path(path).parent_path().string() + ": " + ec.message()};
@@ -94,7 +95,7 @@ Status CodeCacheStore::keep(const std::string& engineKey, const std::string& sou
     std::remove(tmp.c_str());
     return Error{"cannot rename " + tmp + " to " + path + ": " + why};
   }
-  return Status::success();
+  return true;
 }
 
 void CodeCacheStore::drop(const std::string& engineKey, const std::string& sourceSha256) const {

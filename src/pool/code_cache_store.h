@@ -36,9 +36,10 @@ class CodeCacheStore {
 
   // The cache for module bytes with this hash made by this engine, or "".
   std::string find(const std::string& engineKey, const std::string& sourceSha256) const;
-  // Stores `cache` unless one is already there. An error says what could not be written.
-  Status keep(const std::string& engineKey, const std::string& sourceSha256,
-              const std::string& cache) const;
+  // Stores `cache` unless one is already there or it cannot be one (a hash that is not one, an
+  // empty or oversized cache): true when it was written. An error says what could not be.
+  Result<bool> keep(const std::string& engineKey, const std::string& sourceSha256,
+                    const std::string& cache) const;
   // Removes the cache (V8 refused it).
   void drop(const std::string& engineKey, const std::string& sourceSha256) const;
 

@@ -82,7 +82,8 @@ Status InProcessBackend::start(const std::vector<AppSpec>& apps) {
         app.codeCache.clear();
       }
       if (!report.producedCache.empty() && codeCache_.enabled()) {
-        if (Status kept = codeCache_.keep(engineKey(), report.sourceSha256, report.producedCache);
+        if (Result<bool> kept =
+                codeCache_.keep(engineKey(), report.sourceSha256, report.producedCache);
             !kept) {
           logEvent(Level::kWarn, "cannot store a code cache", {{"error", kept.error()}});
         }

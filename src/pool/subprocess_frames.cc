@@ -11,6 +11,10 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
   std::unique_lock<std::mutex> lock(mu_);
   Slot& slot = *slots_[static_cast<std::size_t>(index)];
   if (slot.generation != generation) return;
+  // A worker being killed (a violation, a missed heartbeat) is not listened to any more: the
+  // frames it sent before the SIGKILL landed, read in the same buffer, would otherwise still
+  // count (its readiness among them).
+  if (!slot.killReason.empty()) return;
   auto violation = [&](const std::string& what) {
     logEvent(Level::kError, "worker protocol violation",
              {{"slot", index}, {"pid", slot.proc ? slot.proc->pid() : 0}, {"error", what}});

@@ -105,11 +105,12 @@ void SubprocessBackend::noteCodeCache(const std::string& engineKey, const wire::
   }
   if (!m.code_cache() || m.code_cache()->size() == 0 || !codeCache_.enabled()) return;
   std::string bytes(m.code_cache()->begin(), m.code_cache()->end());
-  if (Status s = codeCache_.keep(engineKey, hash, bytes); !s) {
-    logEvent(Level::kWarn, "cannot store a code cache", {{"error", s.error()}});
-    return;
+  Result<bool> kept = codeCache_.keep(engineKey, hash, bytes);
+  if (!kept) {
+    logEvent(Level::kWarn, "cannot store a code cache", {{"error", kept.error()}});
+  } else if (kept.value()) {
+    codeCacheStored_.with({}).inc();
   }
-  codeCacheStored_.with({}).inc();
 }
 
 void SubprocessBackend::killLocked(Slot& slot, const std::string& reason) {
