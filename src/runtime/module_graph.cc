@@ -63,7 +63,7 @@ v8::MaybeLocal<v8::Module> ModuleGraph::load(JsScope& js, const std::string& pat
   // The entry module's code cache is used only for the very bytes it was made from: V8 itself
   // checks little more than the source's length.
   v8::ScriptCompiler::CachedData* cached = nullptr;
-  if (entry) {
+  if (entry && !entry->sha256.empty()) {  // a master that keeps no caches names no hash
     entry->report.sourceSha256 = sha256Hex(source);
     if (!entry->bytes.empty() && !entry->report.sourceSha256.empty() &&
         entry->report.sourceSha256 == entry->sha256) {
