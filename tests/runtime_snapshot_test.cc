@@ -59,6 +59,8 @@ const char* const kProbe = R"JS(
     url: new URL('../b?x=1#h', 'http://example.com/a/c').href,
     headers: [...new Headers({ B: '2', a: '1' })].join(';'),
     clock: Math.abs(performance.timeOrigin - Date.now()) < 60000 && performance.now() < 60000,
+    // The runtime's source, read back from the bytes embedded in the engine (an external string).
+    source: String(Headers).slice(0, 60),
   })
 )JS";
 
@@ -79,6 +81,7 @@ TEST(RuntimeSnapshot, AContextFromItIsTheContextTheBundleMakes) {
   EXPECT_NE(shown.find("\"host\":\"undefined\""), std::string::npos) << shown;
   EXPECT_NE(shown.find("\"sab\":8"), std::string::npos) << shown;
   EXPECT_NE(shown.find("fetch:function"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("\"source\":\"class _Headers {"), std::string::npos) << shown;
 }
 
 TEST(RuntimeSnapshot, ContextsFromItShareNothing) {
@@ -109,7 +112,7 @@ TEST(RuntimeSnapshot, AFileOfAnotherEngineOrBundleIsRefused) {
   auto write = [&](const std::string& bytes) {
     std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
   };
-  write("isolane runtime snapshot 1\nv8 1.0 node v0 options runtime 00\nblob");
+  write("isolane runtime snapshot 2\nv8 1.0 node v0 options runtime 00\nblob");
   Result<IsolateSnapshot> other = mapRuntimeSnapshot(path);
   ASSERT_FALSE(other);
   EXPECT_NE(other.error().find("another engine"), std::string::npos) << other.error();
@@ -117,7 +120,7 @@ TEST(RuntimeSnapshot, AFileOfAnotherEngineOrBundleIsRefused) {
   // The right key line but no blob after it, and a file cut inside its header.
   Result<IsolateSnapshot> real = mapRuntimeSnapshot(runtimeSnapshotPath());
   ASSERT_TRUE(real) << real.error();
-  std::string header = "isolane runtime snapshot 1\n";
+  std::string header = "isolane runtime snapshot 2\n";
   std::ifstream in(runtimeSnapshotPath(), std::ios::binary);
   std::string line1, line2;
   std::getline(in, line1);

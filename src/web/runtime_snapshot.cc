@@ -23,7 +23,9 @@ extern const char kWebRuntimeJsSha256[];
 namespace isolane {
 namespace {
 
-constexpr char kMagic[] = "isolane runtime snapshot 1\n";
+// The version says what the external references are (their order included): 2 added the
+// runtime's source after the host natives.
+constexpr char kMagic[] = "isolane runtime snapshot 2\n";
 
 // The key line a usable snapshot carries (without its newline).
 std::string snapshotKey() { return engineKey() + " runtime " + kWebRuntimeJsSha256; }
@@ -32,6 +34,7 @@ std::string snapshotKey() { return engineKey() + " runtime " + kWebRuntimeJsSha2
 const intptr_t* externalReferences() {
   static const std::vector<intptr_t> list = [] {
     std::vector<intptr_t> l = hostFunctionReferences();
+    l.push_back(runtimeSourceReference());
     l.push_back(0);
     return l;
   }();

@@ -5,6 +5,7 @@
 
 #include <v8.h>
 
+#include <cstdint>
 #include <string>
 
 #include "runtime/context_state.h"
@@ -23,6 +24,10 @@ struct WebContext {
 // context. Fails only if the embedded runtime bundle throws, which is a bug of ours.
 bool createWebContext(IsolateOwner& owner, ContextState& state, WebContext* out,
                       std::string* error);
+
+// The address of the runtime source's external string resource: an external reference of any
+// snapshot of a context that ran the bundle.
+intptr_t runtimeSourceReference();
 
 // The two ways, for the snapshot's maker (from source) and for tests that compare them.
 bool createWebContextFromSource(IsolateOwner& owner, ContextState& state, WebContext* out,
