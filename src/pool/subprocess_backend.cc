@@ -213,11 +213,15 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
   }
   Slot* slot = admitted ? pickLocked(stream) : nullptr;
   if (!slot) {
-    bool anyReady = false, anyStarting = false;  // of the slots of this request's lane
+    // Of the slots of this request's lane: is one ready, or starting (spawned, or dead and about
+    // to be respawned by the supervisor, not resting)?
+    bool anyReady = false, anyStarting = false;
+    SteadyTime now = clock_.now();
     for (auto& s : slots_) {
       if (lanes() && inStreamingLane(*s) != stream) continue;
       anyReady |= s->state == SlotState::kReady;
-      anyStarting |= s->state == SlotState::kStarting;
+      anyStarting |= s->state == SlotState::kStarting ||
+                     (s->state == SlotState::kEmpty && started_ && s->respawnAt <= now);
     }
     std::string reason = !admitted  ? (stream ? "stream-full" : "queue-full")
                          : anyReady ? "worker-full"
