@@ -5,17 +5,16 @@
 
 #include <boost/beast/http/status.hpp>
 #include <condition_variable>
-#include <fstream>
 #include <future>
 #include <iostream>
 #include <mutex>
-#include <sstream>
 
 #include "cli/commands.h"
 #include "ipc/body_pipe.h"
 #include "obs/console_log.h"
 #include "server/config.h"
 #include "server/server.h"
+#include "util/read_file.h"
 #include "web/runtime_snapshot.h"
 #include "worker/worker_main.h"
 
@@ -92,14 +91,10 @@ int runOnce(const RunArgs& args) {
   }
   if (args.hasData) {
     if (!args.data.empty() && args.data[0] == '@') {
-      std::ifstream in(args.data.substr(1), std::ios::binary);
-      if (!in) {
+      if (!readFile(args.data.substr(1), &req.body)) {
         std::cerr << "isolane run: cannot read " << args.data.substr(1) << "\n";
         return 2;
       }
-      std::ostringstream ss;
-      ss << in.rdbuf();
-      req.body = ss.str();
     } else {
       req.body = args.data;
     }

@@ -84,6 +84,23 @@ AppSpec decodeLoadApp(const wire::LoadApp& m) {
   return spec;
 }
 
+AppLoadReport decodeAppLoadReport(const wire::AppLoaded& m) {
+  AppLoadReport report;
+  switch (m.code_cache_use()) {
+    case wire::CodeCacheUse::Accepted:
+      report.cache = CodeCacheUse::kAccepted;
+      break;
+    case wire::CodeCacheUse::Rejected:
+      report.cache = CodeCacheUse::kRejected;
+      break;
+    default:
+      report.cache = CodeCacheUse::kNone;
+  }
+  if (m.source_sha256()) report.sourceSha256 = m.source_sha256()->str();
+  if (m.code_cache()) report.producedCache.assign(m.code_cache()->begin(), m.code_cache()->end());
+  return report;
+}
+
 Result<std::string> encodeAppLoaded(const std::string& name, bool ok, const std::string& error,
                                     std::size_t max, const AppLoadReport& report) {
   FlatBufferBuilder fbb(256 + report.producedCache.size());

@@ -28,6 +28,8 @@ inline constexpr std::size_t kMaxResponseBodyBytes = 64u << 20;
 
 // The app a LoadApp frame describes (missing strings read as empty).
 AppSpec decodeLoadApp(const wire::LoadApp& m);
+// What an AppLoaded frame says of the code cache (an unknown use reads as kNone).
+AppLoadReport decodeAppLoadReport(const wire::AppLoaded& m);
 
 // Builders. Each returns the whole frame (length prefix included) or an error naming its size
 // when it would exceed `maxFrameBytes`.

@@ -7,9 +7,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "ipc/app_spec.h"
+#include "util/read_file.h"
 #include "util/sha256.h"
 
 namespace isolane {
@@ -17,20 +17,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool readAll(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  *out = ss.str();
-  return static_cast<bool>(in) || in.eof();
-}
-
 }  // namespace
 
 std::string CodeCacheStore::fileSha256(const std::string& path) {
   std::string bytes;
-  return readAll(path, &bytes) ? sha256Hex(bytes) : std::string();
+  return readFile(path, &bytes) ? sha256Hex(bytes) : std::string();
 }
 
 bool CodeCacheStore::isSha256(const std::string& s) {
@@ -56,7 +47,7 @@ std::string CodeCacheStore::find(const std::string& engineKey,
                                  const std::string& sourceSha256) const {
   std::string path = pathFor(engineKey, sourceSha256);
   std::string file;
-  if (path.empty() || !readAll(path, &file)) return {};
+  if (path.empty() || !readFile(path, &file)) return {};
   if (file.size() <= kHeaderBytes || file.size() > kHeaderBytes + kMaxCodeCacheBytes ||
       file.compare(0, sizeof(kHeader) - 1, kHeader) != 0 ||
       file.compare(sizeof(kHeader) - 1, 64,
@@ -96,6 +87,19 @@ Result<bool> CodeCacheStore::keep(const std::string& engineKey, const std::strin
     return Error{"cannot rename " + tmp + " to " + path + ": " + why};
   }
   return true;
+}
+
+void CodeCacheStore::offer(AppSpec& app, const std::string& engineKey) const {
+  if (!enabled()) return;
+  app.sourceSha256 = fileSha256(app.modulePath);
+  app.codeCache = find(engineKey, app.sourceSha256);
+}
+
+Result<bool> CodeCacheStore::settle(const std::string& engineKey,
+                                    const AppLoadReport& report) const {
+  if (report.cache == CodeCacheUse::kRejected) drop(engineKey, report.sourceSha256);
+  if (report.producedCache.empty() || !enabled()) return false;
+  return keep(engineKey, report.sourceSha256, report.producedCache);
 }
 
 void CodeCacheStore::drop(const std::string& engineKey, const std::string& sourceSha256) const {

@@ -18,6 +18,7 @@
 
 #include <string>
 
+#include "ipc/app_spec.h"
 #include "util/result.h"
 
 namespace isolane {
@@ -42,6 +43,13 @@ class CodeCacheStore {
                     const std::string& cache) const;
   // Removes the cache (V8 refused it).
   void drop(const std::string& engineKey, const std::string& sourceSha256) const;
+
+  // What both backends do around a load. offer: gives `app` the hash of its module's bytes as they
+  // are now (which asks the worker to make a cache if none is taken) and the cache this engine
+  // made of them, if any; nothing when the store is off. settle: a cache V8 refused is dropped,
+  // one the load made is kept; true when one was stored.
+  void offer(AppSpec& app, const std::string& engineKey) const;
+  Result<bool> settle(const std::string& engineKey, const AppLoadReport& report) const;
 
  private:
   // "" when the hash is not one.

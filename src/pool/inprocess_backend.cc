@@ -69,25 +69,17 @@ Status InProcessBackend::start(const std::vector<AppSpec>& apps) {
   for (AppSpec app : apps) {
     // Each executor after the first compiles from the cache the one before it made, if the
     // store had none.
-    if (codeCache_.enabled()) {
-      app.sourceSha256 = CodeCacheStore::fileSha256(app.modulePath);
-      app.codeCache = codeCache_.find(engineKey(), app.sourceSha256);
-    }
+    codeCache_.offer(app, engineKey());
     for (auto& executor : executors_) {
       AppLoadReport report;
       Status s = executor->loadApp(app, &report);
       if (!s) return s;
-      if (report.cache == CodeCacheUse::kRejected) {
-        codeCache_.drop(engineKey(), report.sourceSha256);
-        app.codeCache.clear();
+      if (Result<bool> kept = codeCache_.settle(engineKey(), report); !kept) {
+        logEvent(Level::kWarn, "cannot store a code cache", {{"error", kept.error()}});
       }
-      if (!report.producedCache.empty() && codeCache_.enabled()) {
-        if (Result<bool> kept =
-                codeCache_.keep(engineKey(), report.sourceSha256, report.producedCache);
-            !kept) {
-          logEvent(Level::kWarn, "cannot store a code cache", {{"error", kept.error()}});
-        }
-        if (report.sourceSha256 == app.sourceSha256) app.codeCache = report.producedCache;
+      if (report.cache == CodeCacheUse::kRejected) app.codeCache.clear();
+      if (!report.producedCache.empty() && report.sourceSha256 == app.sourceSha256) {
+        app.codeCache = std::move(report.producedCache);
       }
     }
   }

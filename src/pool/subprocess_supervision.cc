@@ -65,10 +65,7 @@ void SubprocessBackend::loadApps(int index, std::uint64_t generation,
   // the worker then reports the error loading it.
   std::vector<std::string> frames;
   for (AppSpec& app : apps) {
-    if (codeCache_.enabled()) {
-      app.sourceSha256 = CodeCacheStore::fileSha256(app.modulePath);
-      app.codeCache = codeCache_.find(engineKey, app.sourceSha256);
-    }
+    codeCache_.offer(app, engineKey);
     auto frame = encodeLoadApp(app, options_.maxFrameBytes);
     if (!frame && !app.codeCache.empty()) {  // over the frame ceiling: without the cache
       app.codeCache.clear();
@@ -89,23 +86,14 @@ void SubprocessBackend::loadApps(int index, std::uint64_t generation,
 }
 
 void SubprocessBackend::noteCodeCache(const std::string& engineKey, const wire::AppLoaded& m) {
-  std::string hash = m.source_sha256() ? m.source_sha256()->str() : std::string();
-  switch (m.code_cache_use()) {
-    case wire::CodeCacheUse::Accepted:
-      codeCacheLoads_.with({"accepted"}).inc();
-      break;
-    case wire::CodeCacheUse::Rejected:
-      codeCacheLoads_.with({"rejected"}).inc();
-      logEvent(Level::kWarn, "V8 rejected a code cache; the module was compiled",
-               {{"app", m.name() ? m.name()->str() : ""}, {"sha256", hash}});
-      codeCache_.drop(engineKey, hash);
-      break;
-    default:
-      codeCacheLoads_.with({"none"}).inc();
+  AppLoadReport report = decodeAppLoadReport(m);
+  static const char* const kUse[] = {"none", "accepted", "rejected"};
+  codeCacheLoads_.with({kUse[static_cast<int>(report.cache)]}).inc();
+  if (report.cache == CodeCacheUse::kRejected) {
+    logEvent(Level::kWarn, "V8 rejected a code cache; the module was compiled",
+             {{"app", m.name() ? m.name()->str() : ""}, {"sha256", report.sourceSha256}});
   }
-  if (!m.code_cache() || m.code_cache()->size() == 0 || !codeCache_.enabled()) return;
-  std::string bytes(m.code_cache()->begin(), m.code_cache()->end());
-  Result<bool> kept = codeCache_.keep(engineKey, hash, bytes);
+  Result<bool> kept = codeCache_.settle(engineKey, report);
   if (!kept) {
     logEvent(Level::kWarn, "cannot store a code cache", {{"error", kept.error()}});
   } else if (kept.value()) {

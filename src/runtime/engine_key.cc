@@ -4,9 +4,9 @@
 #include <v8.h>
 
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <vector>
+
+#include "runtime/platform.h"
 
 namespace isolane {
 namespace {
@@ -14,22 +14,11 @@ namespace {
 // node's own options: the words of /proc/self/cmdline between the executable and "-e". Those
 // that only size thread pools or turn the inspector off are left out (they change no code).
 std::string nodeOptions() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> words = processCommandLine();
   std::string options;
-  bool first = true;
-  for (std::size_t at = 0; at < all.size();) {
-    std::size_t end = all.find('\0', at);
-    if (end == std::string::npos) end = all.size();
-    std::string word = all.substr(at, end - at);
-    at = end + 1;
-    if (first) {
-      first = false;
-      continue;
-    }
-    if (word == "-e") break;
-    if (word == "--disable-sigusr1" || word.rfind("--v8-pool-size=", 0) == 0) continue;
-    options += " " + word;
+  for (std::size_t i = 1; i < words.size() && words[i] != "-e"; ++i) {
+    if (words[i] == "--disable-sigusr1" || words[i].rfind("--v8-pool-size=", 0) == 0) continue;
+    options += " " + words[i];
   }
   if (const char* env = std::getenv("NODE_OPTIONS"); env && *env) options += std::string(" ") + env;
   return options;

@@ -117,7 +117,7 @@ IsolateOwner::IsolateOwner(const IsolateLimits& limits, std::function<void()> wa
     : tasks_(std::make_shared<ForegroundTasks>(std::move(wake))),
       delegate_(std::make_unique<TaskDelegate>(tasks_)),
       snapshot_(from) {
-  v8::Isolate::CreateParams params = paramsFor(limits);
+  v8::Isolate::CreateParams params = allocate(limits);
   if (from) {
     params.snapshot_blob = &from->blob;
     params.external_references = from->externalReferences;
@@ -129,7 +129,7 @@ IsolateOwner::IsolateOwner(const IsolateLimits& limits, std::function<void()> wa
 IsolateOwner::IsolateOwner(const IsolateLimits& limits, MakeSnapshot make)
     : tasks_(std::make_shared<ForegroundTasks>(std::function<void()>())),
       delegate_(std::make_unique<TaskDelegate>(tasks_)) {
-  v8::Isolate::CreateParams params = paramsFor(limits);
+  v8::Isolate::CreateParams params = allocate(limits);
   params.external_references = make.externalReferences;
   // The creator initialises the isolate (from V8's own snapshot) and enters it.
   creator_ = std::make_unique<v8::SnapshotCreator>(isolate_, params);
@@ -140,7 +140,7 @@ IsolateOwner::IsolateOwner(const IsolateLimits& limits, MakeSnapshot make)
 // Allocate, register with node's platform under our own task delegate (foreground tasks come to
 // this thread, never to node's event loop); the constructors then initialise with these
 // parameters.
-v8::Isolate::CreateParams IsolateOwner::paramsFor(const IsolateLimits& limits) {
+v8::Isolate::CreateParams IsolateOwner::allocate(const IsolateLimits& limits) {
   allocator_ = std::make_unique<CappedAllocator>(limits.arrayBufferMb << 20);
   v8::Isolate::CreateParams params;
   params.array_buffer_allocator = allocator_.get();

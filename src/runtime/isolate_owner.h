@@ -84,7 +84,9 @@ class IsolateOwner {
 
  private:
   static std::size_t onNearHeapLimit(void* data, std::size_t current, std::size_t initial);
-  v8::Isolate::CreateParams paramsFor(const IsolateLimits& limits);
+  // Allocates the isolate and registers it with node's platform; returns the parameters to
+  // initialise it with.
+  v8::Isolate::CreateParams allocate(const IsolateLimits& limits);
   void setUp();
 
   ThreadChecker thread_;

@@ -3,27 +3,17 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <memory>
-#include <sstream>
 
 #include "runtime/context_state.h"
 #include "runtime/js_errors.h"
+#include "util/read_file.h"
 #include "util/sha256.h"
 
 namespace isolane {
 namespace {
 
 namespace fs = std::filesystem;
-
-bool readFile(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  *out = ss.str();
-  return true;
-}
 
 bool isRelative(const std::string& s) {
   return s.rfind("./", 0) == 0 || s.rfind("../", 0) == 0 || s.rfind('/', 0) == 0;

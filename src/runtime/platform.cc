@@ -24,15 +24,7 @@ node::MultiIsolatePlatform& nodePlatform() {
   return *gPlatform;
 }
 
-std::vector<std::string> attachToNode() {
-  v8::Isolate* isolate = v8::Isolate::GetCurrent();
-  v8::HandleScope handles(isolate);
-  v8::Local<v8::Context> context = isolate->GetCurrentContext();
-  gPlatform = node::GetMultiIsolatePlatform(node::GetCurrentEnvironment(context));
-
-  // The command line as the kernel has it, byte for byte (process.argv would have decoded it as
-  // UTF-8 and replaced what is not): node [node's options] -e CODE ENGINE ARGS...
-  std::vector<std::string> args;
+std::vector<std::string> processCommandLine() {
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
   std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::vector<std::string> words;
@@ -42,6 +34,17 @@ std::vector<std::string> attachToNode() {
     words.push_back(all.substr(at, end - at));
     at = end + 1;
   }
+  return words;
+}
+
+std::vector<std::string> attachToNode() {
+  v8::Isolate* isolate = v8::Isolate::GetCurrent();
+  v8::HandleScope handles(isolate);
+  v8::Local<v8::Context> context = isolate->GetCurrentContext();
+  gPlatform = node::GetMultiIsolatePlatform(node::GetCurrentEnvironment(context));
+
+  std::vector<std::string> args;
+  std::vector<std::string> words = processCommandLine();
   // After "-e CODE", the next word is the engine; what follows is ours.
   for (std::size_t i = 0; i + 2 < words.size(); ++i) {
     if (words[i] == "-e") {

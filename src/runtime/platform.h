@@ -15,6 +15,11 @@ namespace isolane {
 // attachToNode (a bug: every engine entry point calls it first).
 node::MultiIsolatePlatform& nodePlatform();
 
+// This process's command line as the kernel has it, byte for byte (/proc/self/cmdline; node's
+// process.argv would have decoded it as UTF-8 and replaced what is not): node [node's options]
+// -e CODE ENGINE ARGS... in an engine process.
+std::vector<std::string> processCommandLine();
+
 // Called once, on node's main thread, by an engine entry point while node is loading it (inside
 // process.dlopen, where node's isolate and context are current): remembers node's platform and
 // returns the command line the engine was started with (the arguments after the engine's path,

@@ -5,8 +5,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
+
+#include "util/read_file.h"
 
 namespace isolane {
 namespace {
@@ -244,13 +245,11 @@ Result<ServerConfig> parseConfig(const std::string& text, const std::string& bas
 }
 
 Result<ServerConfig> loadConfigFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Error{"cannot read config file " + path};
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  std::string text;
+  if (!readFile(path, &text)) return Error{"cannot read config file " + path};
   std::error_code ec;
   std::string base = fs::absolute(path, ec).parent_path().string();
-  return parseConfig(ss.str(), base, path);
+  return parseConfig(text, base, path);
 }
 
 std::string effectiveCodeCacheDir(const ServerConfig& config) {

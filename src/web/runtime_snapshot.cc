@@ -85,35 +85,16 @@ Status makeSnapshot(const std::string& path) {
   return Status::success();
 }
 
-struct Loaded {
-  IsolateSnapshot snapshot;
-  bool usable = false;
-  std::string problem;
-};
-
-Loaded load() {
-  Loaded loaded;
-  std::string path = runtimeSnapshotPath();
-  if (path == "off") {
-    loaded.problem = "turned off (ISOLANE_SNAPSHOT=off)";
-    return loaded;
-  }
-  Result<IsolateSnapshot> mapped = mapRuntimeSnapshot(path);
-  if (!mapped) {
-    loaded.problem = mapped.error();
-    return loaded;
-  }
-  loaded.snapshot = mapped.value();
-  loaded.usable = true;
-  return loaded;
-}
-
-const Loaded& loadedSnapshot() {
-  static const Loaded loaded = [] {
-    Loaded l = load();
-    if (!l.usable) {
+// The snapshot this process uses, or why it uses none; mapped on first use, logged once.
+const Result<IsolateSnapshot>& loadedSnapshot() {
+  static const Result<IsolateSnapshot> loaded = [] {
+    std::string path = runtimeSnapshotPath();
+    Result<IsolateSnapshot> l =
+        path == "off" ? Result<IsolateSnapshot>(Error{"turned off (ISOLANE_SNAPSHOT=off)"})
+                      : mapRuntimeSnapshot(path);
+    if (!l) {
       logEvent(Level::kWarn, "no runtime snapshot: every context runs the runtime bundle",
-               {{"reason", l.problem}});
+               {{"reason", l.error()}});
     }
     return l;
   }();
@@ -162,10 +143,14 @@ Result<IsolateSnapshot> mapRuntimeSnapshot(const std::string& path) {
 }
 
 const IsolateSnapshot* runtimeSnapshot() {
-  const Loaded& loaded = loadedSnapshot();
-  return loaded.usable ? &loaded.snapshot : nullptr;
+  const Result<IsolateSnapshot>& loaded = loadedSnapshot();
+  return loaded ? &loaded.value() : nullptr;
 }
 
-const std::string& runtimeSnapshotProblem() { return loadedSnapshot().problem; }
+const std::string& runtimeSnapshotProblem() {
+  static const std::string none;
+  const Result<IsolateSnapshot>& loaded = loadedSnapshot();
+  return loaded ? none : loaded.error();
+}
 
 }  // namespace isolane
