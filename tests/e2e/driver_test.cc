@@ -10,8 +10,9 @@
 #include <thread>
 
 #include "e2e/http_client.h"
-#include "e2e/test_apps.h"
+#include "e2e/ready_workers.h"
 #include "e2e/subprocess.h"
+#include "e2e/test_apps.h"
 #include "e2e/upstream.h"
 #include "pool/subprocess_backend.h"
 #include "server/server.h"
@@ -45,6 +46,7 @@ class DriverTest : public ::testing::Test {
     Status s = server_->start();
     ASSERT_TRUE(s) << s.error();
     port_ = server_->port();
+    test::waitForEveryWorker(*server_);  // start() returns once one is ready
   }
   AppConfig fetcher(const Upstream& upstream, bool allowLoopback = true) {
     AppConfig a = app("fetcher", "fetcher.js", "/f");
@@ -157,9 +159,9 @@ TEST_F(DriverTest, AClientThatGoesAwayAbortsItsHandlersFetch) {
 TEST_F(DriverTest, PolicyRefusesPrivateAddressesWithATypeError) {
   Upstream upstream(1ms);
   start({fetcher(upstream, /*allowLoopback=*/false)});
-  for (const std::string& url : {upstream.base() + "/", std::string("http://10.1.2.3/"),
-                                 std::string("http://169.254.169.254/latest/meta-data"),
-                                 std::string("http://[::1]:9/")}) {
+  for (const std::string& url :
+       {upstream.base() + "/", std::string("http://10.1.2.3/"),
+        std::string("http://169.254.169.254/latest/meta-data"), std::string("http://[::1]:9/")}) {
     Response r = get(port_, "/f/policy?url=" + url);
     EXPECT_EQ(r.result_int(), 200);
     EXPECT_NE(r.body().find(R"("refused":true)"), std::string::npos) << url << ": " << r.body();

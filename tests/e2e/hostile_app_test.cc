@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "e2e/http_client.h"
+#include "e2e/ready_workers.h"
 #include "e2e/test_apps.h"
 #include "server/server.h"
 
@@ -87,6 +88,7 @@ class HostileAppTest : public ::testing::TestWithParam<std::string> {
     server_ = std::make_unique<Server>(std::move(config));
     Status s = server_->start();
     ASSERT_TRUE(s) << s.error();
+    test::waitForEveryWorker(*server_);  // start() returns once one is ready
   }
   void TearDown() override {
     if (server_) server_->stop();
@@ -103,7 +105,8 @@ TEST_P(HostileAppTest, EveryCaseIsStandardOrA500AndTheServerServesOn) {
     for (int round = 0; round < rounds; ++round) {
       HttpConnection c(port);
       Response r = c.request("GET", "/" + name + "/", "", "Connection: close\r\n");
-      EXPECT_EQ(r.result_int(), static_cast<unsigned>(expected.status)) << name << " round " << round << ": " << r.body();
+      EXPECT_EQ(r.result_int(), static_cast<unsigned>(expected.status))
+          << name << " round " << round << ": " << r.body();
       if (expected.body && r.result_int() == static_cast<unsigned>(expected.status)) {
         EXPECT_EQ(r.body(), expected.body) << name;
       }
