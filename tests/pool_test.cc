@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "e2e/ready_workers.h"
+#include "manual_clock.h"
 #include "pool/crash_budget.h"
 #include "pool/subprocess_backend.h"
 
@@ -293,14 +294,7 @@ TEST_F(PoolTest, MissedHeartbeatIsADeath) {
   EXPECT_NE(metrics_.render().find("isolane_worker_crashes_total{slot=\"0\"}"), std::string::npos);
 }
 
-class ManualClock final : public Clock {
- public:
-  SteadyTime now() const override { return now_.load(); }
-  void advance(std::chrono::milliseconds d) { now_.store(now_.load() + d); }
-
- private:
-  std::atomic<SteadyTime> now_{SteadyTime{} + std::chrono::hours(1)};
-};
+using test::ManualClock;
 
 TEST_F(PoolTest, CrashBudgetAndCooldownOnAnInjectedClock) {
   ManualClock clock;

@@ -67,21 +67,24 @@ TEST(IsolateOwner, HeapLimitTerminatesInsteadOfAborting) {
 TEST(Watchdog, TerminatesATurnPastItsCpuBudget) {
   IsolateOwner owner(IsolateLimits{});
   auto context = newContext(owner);
-  Watchdog watchdog([&] { owner.terminate(); });
-  watchdog.arm(std::chrono::milliseconds(100));
+  Watchdog watchdog;
+  EXPECT_FALSE(watchdog.busySince());
+  watchdog.arm(std::chrono::milliseconds(100), owner);
+  EXPECT_TRUE(watchdog.busySince());
   EXPECT_EQ(run(owner, context, "for (;;) {}"), "terminated");
   EXPECT_TRUE(watchdog.disarm());
+  EXPECT_FALSE(watchdog.busySince());
   owner.isolate()->CancelTerminateExecution();
 
-  watchdog.arm(std::chrono::milliseconds(5000));
+  watchdog.arm(std::chrono::milliseconds(5000), owner);
   EXPECT_EQ(run(owner, context, "'quick'"), "quick");
   EXPECT_FALSE(watchdog.disarm());
 }
 
 TEST(Watchdog, CountsCpuNotWallTime) {
   IsolateOwner owner(IsolateLimits{});
-  Watchdog watchdog([&] { owner.terminate(); });
-  watchdog.arm(std::chrono::milliseconds(50));
+  Watchdog watchdog;
+  watchdog.arm(std::chrono::milliseconds(50), owner);
   // Sleeping uses no CPU: the budget is not spent.
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_FALSE(watchdog.disarm());

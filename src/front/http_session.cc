@@ -376,7 +376,8 @@ void HttpSession::respond(AppResponse r) {
   }
   if (r.failure != FailureKind::kNone) {
     auto res = failureResponse(r, requestId(), version_);
-    if (r.failure == FailureKind::kOverloaded || r.failure == FailureKind::kShuttingDown) {
+    if (r.failure == FailureKind::kOverloaded || r.failure == FailureKind::kShuttingDown ||
+        r.failure == FailureKind::kIsolateRecycled) {
       res->set(http::field::retry_after, "1");
     }
     if (!r.shedReason.empty()) res->set("x-isolane-shed", r.shedReason);

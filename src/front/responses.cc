@@ -51,6 +51,9 @@ std::shared_ptr<StringResponse> failureResponse(const AppResponse& failure,
     case FailureKind::kWorkerCrashed:
       reason = "the worker running the request crashed; it is safe to retry";
       break;
+    case FailureKind::kIsolateRecycled:
+      reason = "the app's isolate was replaced while the request ran; it is safe to retry";
+      break;
     default:
       reason = "internal server error";
       break;

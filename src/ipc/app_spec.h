@@ -25,6 +25,10 @@ struct AppSpec {
   // that hash.
   std::string codeCache = {};
   std::string sourceSha256 = {};
+  // The app's own limits, over the server's (0: the server's): its isolates' heap, in MiB, and
+  // the CPU time one request's JavaScript may use, in ms.
+  std::size_t heapLimitMb = 0;
+  std::uint32_t cpuLimitMs = 0;
 };
 
 // The largest code cache that crosses between master and worker, either way.

@@ -66,7 +66,8 @@ Result<std::string> encodeLoadApp(const AppSpec& app, std::size_t max) {
   auto m =
       wire::CreateLoadApp(fbb, fbb.CreateString(app.name), fbb.CreateString(app.modulePath),
                           headers(fbb, app.vars), fbb.CreateVectorOfStrings(app.fetchAllow),
-                          headers(fbb, app.services), cache, fbb.CreateString(app.sourceSha256));
+                          headers(fbb, app.services), cache, fbb.CreateString(app.sourceSha256),
+                          static_cast<std::uint32_t>(app.heapLimitMb), app.cpuLimitMs);
   return finish(fbb, wire::Message::LoadApp, m.Union(), max);
 }
 
@@ -81,6 +82,8 @@ AppSpec decodeLoadApp(const wire::LoadApp& m) {
   spec.services = headersFrom(m.services());
   if (m.code_cache()) spec.codeCache.assign(m.code_cache()->begin(), m.code_cache()->end());
   spec.sourceSha256 = str(m.source_sha256());
+  spec.heapLimitMb = m.heap_limit_mb();
+  spec.cpuLimitMs = m.cpu_limit_ms();
   return spec;
 }
 

@@ -44,7 +44,9 @@ enum class FailureKind : std::uint8_t {
   kUnknownApp,     // no app of that name is loaded
   kInternal,       // a bug of ours
   kWorkerCrashed,  // the worker process running it died (retryable: nothing was answered)
+  kIsolateRecycled,  // its app's isolate was replaced (heap limit, leak) before it finished
 };
+inline constexpr FailureKind kLastFailureKind = FailureKind::kIsolateRecycled;
 
 // Stable, greppable codes for logs and the x-isolane-error header.
 constexpr std::string_view failureCode(FailureKind kind) {
@@ -69,6 +71,8 @@ constexpr std::string_view failureCode(FailureKind kind) {
       return "INTERNAL";
     case FailureKind::kWorkerCrashed:
       return "WORKER_CRASHED";
+    case FailureKind::kIsolateRecycled:
+      return "ISOLATE_RECYCLED";
   }
   return "INTERNAL";
 }
@@ -81,6 +85,7 @@ constexpr int failureStatus(FailureKind kind) {
       return 504;
     case FailureKind::kOverloaded:
     case FailureKind::kShuttingDown:
+    case FailureKind::kIsolateRecycled:
       return 503;
     case FailureKind::kUnknownApp:
       return 404;
@@ -105,10 +110,10 @@ struct AppResponse {
   bool streamed = false;
   std::shared_ptr<BodyPipe> stream = {};
 
-  // True for failures where nothing ran to completion and a retry elsewhere is safe.
+  // True for failures the client may retry: the server, not the request, was the cause.
   bool retryable() const {
     return failure == FailureKind::kOverloaded || failure == FailureKind::kShuttingDown ||
-           failure == FailureKind::kWorkerCrashed;
+           failure == FailureKind::kWorkerCrashed || failure == FailureKind::kIsolateRecycled;
   }
 
   static AppResponse shed(std::string reason, std::string detail) {

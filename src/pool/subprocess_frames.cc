@@ -171,7 +171,7 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
       const wire::Failure* m = frame.message_as_Failure();
       Pending* p = pendingFor(m->id());
       if (!p) return;
-      if (m->kind() == 0 || m->kind() > static_cast<std::uint8_t>(FailureKind::kWorkerCrashed)) {
+      if (m->kind() == 0 || m->kind() > static_cast<std::uint8_t>(kLastFailureKind)) {
         return violation("failure of unknown kind " + std::to_string(m->kind()));
       }
       auto kind = static_cast<FailureKind>(m->kind());

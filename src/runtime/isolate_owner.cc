@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "runtime/fatal_errors.h"
 #include "runtime/foreground_tasks.h"
 #include "runtime/platform.h"
 
@@ -145,6 +146,7 @@ v8::Isolate::CreateParams IsolateOwner::allocate(const IsolateLimits& limits) {
   v8::Isolate::CreateParams params;
   params.array_buffer_allocator = allocator_.get();
   params.constraints.ConfigureDefaultsFromHeapSize(0, limits.heapMb << 20);
+  oldGenerationLimit_ = params.constraints.max_old_generation_size_in_bytes();
   isolate_ = v8::Isolate::Allocate();
   nodePlatform().RegisterIsolate(isolate_, delegate_.get());
   return params;
@@ -155,6 +157,20 @@ void IsolateOwner::setUp() {
   isolate_->SetMicrotasksPolicy(v8::MicrotasksPolicy::kExplicit);
   isolate_->AddNearHeapLimitCallback(&IsolateOwner::onNearHeapLimit, this);
   isolate_->SetPrepareStackTraceCallback(&formatStack);
+  installFatalErrorHandlers(isolate_);
+  isolate_->AddGCEpilogueCallback(&IsolateOwner::afterGc, this, v8::kGCTypeMarkSweepCompact);
+}
+
+void IsolateOwner::afterGc(v8::Isolate* isolate, v8::GCType, v8::GCCallbackFlags, void* data) {
+  auto* self = static_cast<IsolateOwner*>(data);
+  v8::HeapStatistics stats;
+  isolate->GetHeapStatistics(&stats);
+  // A full collection empties the young generation: what is left lives in the old one.
+  if (stats.used_heap_size() > self->oldGenerationLimit_ / 100 * 70) {
+    ++self->highAfterFullGc_;
+  } else {
+    self->highAfterFullGc_ = 0;
+  }
 }
 
 IsolateOwner::~IsolateOwner() {

@@ -74,6 +74,9 @@ class IsolateOwner {
   // True once if the heap ran into its limit since the last call; execution was terminated then.
   // Re-arms the heap limit for the next request.
   bool takeHeapLimitHit();
+  // True when the last few full garbage collections each left the live heap above 80% of the
+  // old generation's limit: the isolate leaks, and a request would soon hit the limit.
+  bool leakSuspected() const { return highAfterFullGc_ >= kLeakGcs; }
 
   // Runs the foreground tasks V8 posted that are due (inside the isolate, outside any context of
   // ours: a task that runs JavaScript enters its own). The promise reactions they release are
@@ -84,6 +87,8 @@ class IsolateOwner {
 
  private:
   static std::size_t onNearHeapLimit(void* data, std::size_t current, std::size_t initial);
+  static void afterGc(v8::Isolate* isolate, v8::GCType type, v8::GCCallbackFlags flags, void* data);
+  static constexpr int kLeakGcs = 3;
   // Allocates the isolate and registers it with node's platform; returns the parameters to
   // initialise it with.
   v8::Isolate::CreateParams allocate(const IsolateLimits& limits);
@@ -98,6 +103,8 @@ class IsolateOwner {
   std::unique_ptr<v8::SnapshotCreator> creator_;
   std::size_t initialHeapLimit_ = 0;
   std::atomic<bool> heapLimitHit_{false};
+  std::size_t oldGenerationLimit_ = 0;  // of the heap limit asked for
+  int highAfterFullGc_ = 0;              // consecutive full GCs that left the heap near the limit
 };
 
 }  // namespace isolane

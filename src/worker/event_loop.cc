@@ -29,14 +29,15 @@ double wallClockMs() {
 }  // namespace
 
 EventLoop::EventLoop(const EventLoopOptions& options, const Clock& clock, LogSink& log,
-                     Doorbell& wake)
+                     Doorbell& wake, ThreadShared shared)
     : options_(options),
       clock_(clock),
       log_(log),
       owner_(
           options.limits, [&wake] { wake.ring(); }, runtimeSnapshot()),
-      watchdog_([this] { owner_.terminate(); }),
-      fetch_(wake, options.fetch) {
+      watchdog_(shared.watchdog),
+      fetch_(shared.fetch),
+      localApps_(shared.apps) {
   // Installed for the isolate's whole life (it does nothing outside runForegroundTasks): a
   // reaction is visible to the hook only if the hook was installed when its promise was made,
   // and an `await` made in a request's turn may be resumed by a V8 task much later. The cost is
@@ -47,6 +48,7 @@ EventLoop::EventLoop(const EventLoopOptions& options, const Clock& clock, LogSin
 
 EventLoop::~EventLoop() {
   failAll(FailureKind::kShuttingDown, "executor stopped");
+  fetch_.forget(fetchEvents_);
   // Globals must be reset before the isolate is disposed.
   streamCancels_.clear();
   hostOps_.clear();
@@ -465,6 +467,12 @@ void EventLoop::runStreamCancels() {
           c.control.Get(js.isolate())->Call(js.context(), v8::Undefined(js.isolate()), 3, argv);
     });
   }
+}
+
+const char* EventLoop::recycleReason() const {
+  if (heapLimitHit_) return "heap-limit";
+  if (owner_.leakSuspected()) return "live-heap";
+  return nullptr;
 }
 
 std::pair<std::size_t, std::size_t> EventLoop::heapStatistics() {

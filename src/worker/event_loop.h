@@ -1,7 +1,8 @@
 #pragma once
-// EventLoop: everything one executor thread does inside V8. It owns the isolate, the apps loaded
-// into it (one context each), their timers, and every request in flight. It keeps state per
-// request, not per isolate, so many requests interleave on one isolate.
+// EventLoop: one app isolate of an executor thread. It owns the isolate, the app loaded into it
+// (its own context), its timers, and every request of it in flight. It keeps state per request,
+// so many requests interleave on one isolate. An executor thread hosts one EventLoop per app it
+// serves (worker/app_isolates.h) and shares its watchdog and fetch client among them.
 //
 // Thread rule: constructed on the executor thread and used only there (it owns an IsolateOwner).
 
@@ -27,8 +28,9 @@
 #include "util/doorbell.h"
 #include "util/result.h"
 #include "web/web_context.h"
-#include "worker/fetch_client.h"
+#include "worker/fetch_router.h"
 #include "worker/request_job.h"
+#include "worker/thread_shared.h"
 #include "worker/watchdog.h"
 
 namespace isolane {
@@ -48,8 +50,9 @@ struct EventLoopOptions {
 
 class EventLoop final : public TimerHost, public HostOps {
  public:
-  // `wake` is the executor's doorbell: the fetch reactor rings it when it has news.
-  EventLoop(const EventLoopOptions& options, const Clock& clock, LogSink& log, Doorbell& wake);
+  // `wake` is the executor's doorbell: V8 rings it when it posts a task for the isolate.
+  EventLoop(const EventLoopOptions& options, const Clock& clock, LogSink& log, Doorbell& wake,
+            ThreadShared shared);
   ~EventLoop() override;
   EventLoop(const EventLoop&) = delete;
   EventLoop& operator=(const EventLoop&) = delete;
@@ -60,6 +63,8 @@ class EventLoop final : public TimerHost, public HostOps {
   bool hasApp(const std::string& name) const { return apps_.count(name) != 0; }
 
   void startRequest(RequestJob job);
+  // True while the request submitted with `cancelKey` is in flight here.
+  bool hasRequest(std::uint64_t cancelKey) const { return byCancelKey_.count(cancelKey) != 0; }
   // The client of the request submitted with `cancelKey` went away: abort its signal and its
   // pending host operations. It runs on until it settles; its answer is then dropped upstream.
   void cancelRequest(std::uint64_t cancelKey);
@@ -73,7 +78,7 @@ class EventLoop final : public TimerHost, public HostOps {
   // True when runHostEvents has something to do without waiting.
   bool hostEventsPending() const {
     return !deferredJobs_.empty() || !serviceResults_.empty() || !streamCancels_.empty() ||
-           !bodyReady_.empty();
+           !bodyReady_.empty() || !fetchEvents_.empty();
   }
   void runDueTimers();
   void expireDeadlines();
@@ -88,6 +93,9 @@ class EventLoop final : public TimerHost, public HostOps {
   std::size_t inFlight() const { return requests_.size(); }
   // {used, limit} of the isolate's heap, in bytes.
   std::pair<std::size_t, std::size_t> heapStatistics();
+  // Why the isolate should be replaced by a fresh one, or nullptr: it hit its heap limit, or its
+  // live heap after full garbage collections stays near the limit (a leak).
+  const char* recycleReason() const;
 
   // TimerHost
   std::uint32_t setTimer(ContextState& state, v8::Local<v8::Function> fn, double delayMs,
@@ -253,7 +261,8 @@ class EventLoop final : public TimerHost, public HostOps {
   const Clock& clock_;
   LogSink& log_;
   IsolateOwner owner_;
-  Watchdog watchdog_;
+  Watchdog& watchdog_;  // the thread's: one turn runs at a time
+  bool heapLimitHit_ = false;
 
   std::unordered_map<std::string, std::unique_ptr<App>> apps_;
   std::unordered_map<const ContextState*, App*> appByState_;
@@ -266,7 +275,10 @@ class EventLoop final : public TimerHost, public HostOps {
   std::uint32_t nextTimer_ = 1;
   std::uint64_t timerSeq_ = 0;
 
-  FetchClient fetch_;
+  FetchRouter& fetch_;  // the thread's; events of this loop's operations land in fetchEvents_
+  LocalApps& localApps_;
+  // Service calls hold a weak reference: the called app may answer after this loop is gone.
+  std::shared_ptr<EventLoop*> self_ = std::make_shared<EventLoop*>(this);
   std::unordered_map<std::uint64_t, HostOp> hostOps_;
   std::uint64_t nextServiceOp_ = 1ull << 62;  // disjoint from the fetch client's ids
   std::deque<FetchEvent> fetchEvents_;

@@ -56,7 +56,7 @@ std::uint64_t EventLoop::fetchStart(ContextState& state, AppRequest request,
   init.body = std::move(request.body);
   if (timeout.count() > 0) init.timeout = timeout;
   init.policy = FetchPolicy(app->spec.fetchAllow);
-  std::uint64_t id = fetch_.start(std::move(init));
+  std::uint64_t id = fetch_.start(std::move(init), fetchEvents_);
   return registerOp(state, callbacks, false, id);
 }
 
@@ -89,15 +89,19 @@ void EventLoop::serviceFetch(ContextState& state, AppRequest request,
                                                                 " deep (a binding cycle?)")});
     return;
   }
-  if (!apps_.count(request.app)) {
+  if (!localApps_.knows(request.app)) {
     serviceResults_.push_back(ServiceResult{
         op, AppResponse::failed(FailureKind::kUnknownApp, "no app named '" + request.app + "'")});
     return;
   }
   request.requestId = state.currentRequestId.empty() ? "service" : state.currentRequestId;
   // Started after this turn: a turn never nests inside another.
-  RequestJob job{std::move(request), [this, op](AppResponse r) {
-                   serviceResults_.push_back(ServiceResult{op, std::move(r)});
+  RequestJob job{std::move(request), [self = std::weak_ptr<EventLoop*>(self_), op](AppResponse r) {
+                   // The called app runs in another isolate of this thread; this one may have
+                   // been recycled or disposed since.
+                   if (auto loop = self.lock()) {
+                     (*loop)->serviceResults_.push_back(ServiceResult{op, std::move(r)});
+                   }
                  }};
   job.depth = depth;
   deferredJobs_.push_back(std::move(job));
@@ -130,8 +134,7 @@ void EventLoop::runHostEvents() {
   // bindings cannot keep the executor from its queue, timers and deadlines.
   std::deque<RequestJob> jobs;
   jobs.swap(deferredJobs_);
-  for (RequestJob& job : jobs) startRequest(std::move(job));
-  fetch_.drainInto(fetchEvents_);
+  for (RequestJob& job : jobs) localApps_.start(std::move(job));
   while (!fetchEvents_.empty()) {
     FetchEvent event = std::move(fetchEvents_.front());
     fetchEvents_.pop_front();

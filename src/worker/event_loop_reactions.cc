@@ -26,7 +26,7 @@ void EventLoop::runForegroundTasks() {
   v8::Isolate* isolate = owner_.isolate();
   // V8's own tasks (GC finalization, FinalizationRegistry cleanup, the end of a WebAssembly
   // compile): a FinalizationRegistry callback is app code, so the watchdog bounds them like a turn.
-  watchdog_.arm(options_.cpuLimit);
+  watchdog_.arm(options_.cpuLimit, owner_);
   owner_.runForegroundTasks();
   bool tasksTerminated = watchdog_.disarm() || isolate->IsExecutionTerminating();
   // The promise reactions the tasks released (the code after `await WebAssembly.compile(...)`)
@@ -56,6 +56,13 @@ void EventLoop::runForegroundTasks() {
     isolate->CancelTerminateExecution();
   }
   bool heap = owner_.takeHeapLimitHit();
+  if (heap) {
+    heapLimitHit_ = true;
+    // A termination the heap limit asked for after the code had returned must not reach the next
+    // turn.
+    v8::Isolate::Scope scope(isolate);
+    isolate->CancelTerminateExecution();
+  }
   std::uint64_t culprit = reaction_.overBudget ? reaction_.overBudget : reaction_.last;
   if (heap && requests_.count(culprit)) {
     fail(culprit, FailureKind::kHeapLimit,
@@ -114,7 +121,7 @@ void EventLoop::startSegment(std::uint64_t owner) {
   reaction_.running = true;
   reaction_.request = owner;
   reaction_.cpuStart = threadCpuTime();
-  watchdog_.arm(budget);
+  watchdog_.arm(budget, owner_);
 }
 
 void EventLoop::endSegment() {

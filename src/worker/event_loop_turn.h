@@ -25,7 +25,7 @@ void EventLoop::turn(App& app, std::uint64_t requestId, Body&& body) {
   }
   app.state.currentRequest = requestId;
   std::chrono::nanoseconds cpuStart = threadCpuTime();
-  watchdog_.arm(budget);
+  watchdog_.arm(budget, owner_);
   bool terminated;
   {
     JsScope js(owner_, app.web.context);
@@ -43,6 +43,11 @@ void EventLoop::turn(App& app, std::uint64_t requestId, Body&& body) {
     isolate->SetContinuationPreservedEmbedderData(v8::Undefined(isolate));
   }
   bool byWatchdog = watchdog_.disarm();
+  // The heap limit terminates from inside an allocation, which may come after the turn's
+  // JavaScript returned (the microtask checkpoint's, or ours): that termination is still pending
+  // and must be cancelled here, or it would end the next, unrelated turn.
+  bool heap = owner_.takeHeapLimitHit();
+  if (heap) heapLimitHit_ = true;
   if (terminated) {
     // Microtasks the terminated code queued must die with it, not run in the next turn on
     // another request's budget. V8 empties the queue when a checkpoint is terminated.
@@ -51,8 +56,7 @@ void EventLoop::turn(App& app, std::uint64_t requestId, Body&& body) {
     isolate->TerminateExecution();
     isolate->PerformMicrotaskCheckpoint();
   }
-  if (terminated || byWatchdog) isolate->CancelTerminateExecution();
-  bool heap = owner_.takeHeapLimitHit();
+  if (terminated || byWatchdog || heap) isolate->CancelTerminateExecution();
   std::chrono::nanoseconds used = threadCpuTime() - cpuStart;
   app.state.currentRequest = 0;
   app.state.currentRequestId.clear();

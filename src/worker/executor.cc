@@ -12,12 +12,12 @@ Executor::Executor(const ExecutorOptions& options, LogSink& log, const Clock& cl
 
 Executor::~Executor() { stop(); }
 
-Status Executor::loadApp(const AppSpec& spec, AppLoadReport* report) {
+Status Executor::loadApp(const AppSpec& spec, AppLoadReport* report, bool warm) {
   std::future<Status> outcome;
   {
     auto q = commands_.lock();
     if (stopping_) return Error{"the executor is stopping"};
-    q->push_back(LoadCommand{spec, report, {}});
+    q->push_back(LoadCommand{spec, report, warm, {}});
     outcome = q->back().outcome.get_future();
   }
   doorbell_.ring();
@@ -95,24 +95,44 @@ void Executor::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+void Executor::publish(AppIsolates& isolates) {
+  AppIsolates::Stats stats = isolates.stats();
+  heapUsed_.store(stats.heapUsedBytes, std::memory_order_relaxed);
+  heapLimit_.store(stats.heapLimitBytes, std::memory_order_relaxed);
+  isolates_.store(stats.isolates, std::memory_order_relaxed);
+  recycled_.store(stats.recycled, std::memory_order_relaxed);
+}
+
 void Executor::run() {
   pthread_setname_np(pthread_self(), "isolane-exec");
-  EventLoop loop(options_.loop, clock_, log_, doorbell_);
+  // Shared by the thread's app isolates: one turn runs at a time, so one watchdog; one fetch
+  // client, so one reactor thread and one connection pool.
+  Watchdog watchdog(&busySinceNs_);
+  FetchRouter fetch(doorbell_, options_.loop.fetch);
+  AppIsolates isolates(options_.loop, options_.isolates, clock_, log_, doorbell_, watchdog, fetch);
   std::deque<RequestJob> jobs;
   std::deque<LoadCommand> commands;
+  std::vector<std::string> hosted;
   auto publishStats = [&, last = std::chrono::steady_clock::time_point()]() mutable {
-    auto now = std::chrono::steady_clock::now();
-    if (now - last < std::chrono::milliseconds(250)) return;
-    last = now;
-    auto [used, limit] = loop.heapStatistics();
-    heapUsed_.store(used, std::memory_order_relaxed);
-    heapLimit_.store(limit, std::memory_order_relaxed);
+    // Which apps the thread hosts steers the router, and the isolate counts are cheap: published
+    // every pass they changed. Heap figures cost a walk over the isolates: a few times a second.
+    std::vector<std::string> now = isolates.hosted();
+    bool changed = now != hosted || isolates.count() != isolates_.load() ||
+                   isolates.recycled() != recycled_.load();
+    if (now != hosted) {
+      hosted = now;
+      *hosted_.lock() = std::unordered_set<std::string>(now.begin(), now.end());
+    }
+    auto t = std::chrono::steady_clock::now();
+    if (!changed && t - last < std::chrono::milliseconds(250)) return;
+    last = t;
+    publish(isolates);
   };
   for (;;) {
-    publishStats();
     commands_.lock()->swap(commands);
     for (auto& command : commands) {
-      command.outcome.set_value(loop.loadApp(command.spec, command.report));
+      command.outcome.set_value(isolates.load(command.spec, command.warm, command.report));
+      publish(isolates);
     }
     commands.clear();
 
@@ -137,29 +157,27 @@ void Executor::run() {
       if (stopping_) {
         job.done(AppResponse::failed(FailureKind::kShuttingDown, "server is stopping"));
       } else {
-        loop.startRequest(std::move(job));
+        isolates.start(std::move(job));
       }
     }
     for (Control& c : controls.order) {
       switch (c.kind) {
         case Control::Kind::kCancel:
-          loop.cancelRequest(c.key);
+          isolates.cancel(c.key);
           break;
         case Control::Kind::kCredit:
-          loop.grantCredit(c.key, controls.credits[c.key]);
+          isolates.credit(c.key, controls.credits[c.key]);
           break;
         case Control::Kind::kBody:
-          loop.requestBody(c.key, std::move(c.piece), c.end, std::move(c.error));
+          isolates.requestBody(c.key, std::move(c.piece), c.end, std::move(c.error));
           break;
       }
     }
-    loop.runHostEvents();
-    loop.runDueTimers();
-    loop.expireDeadlines();
-    loop.runForegroundTasks();
+    isolates.pump();
+    publishStats();
 
     if (stopping_) {
-      loop.failAll(FailureKind::kShuttingDown, "server is stopping");
+      isolates.failAll(FailureKind::kShuttingDown, "server is stopping");
       requests_.close();  // after this drain nothing more can arrive
       requests_.drainInto(jobs);
       for (auto& job : jobs) {
@@ -171,9 +189,9 @@ void Executor::run() {
       }
       return;
     }
-    if (loop.hostEventsPending()) continue;  // service calls made during this pass
-    std::optional<std::chrono::steady_clock::time_point> until = loop.nextForegroundTask();
-    if (auto wake = loop.nextWake()) {
+    if (isolates.hostEventsPending()) continue;  // service calls made during this pass
+    std::optional<std::chrono::steady_clock::time_point> until = isolates.nextForegroundTask();
+    if (auto wake = isolates.nextWake()) {
       // The loop's clock is steady_clock-based in production; a test clock only changes what
       // counts as due, not how long we park (the doorbell wakes us on every submission).
       auto timer =

@@ -1,12 +1,14 @@
 #pragma once
 // Executor: one executor thread and the thread-safe door into it. Reactor threads hand it
 // requests through a bounded queue and a capacity-one doorbell; they never enter V8. Everything
-// inside V8 happens in the EventLoop the thread owns.
+// inside V8 happens in the app isolates the thread hosts (worker/app_isolates.h), one per app.
 
 #include <atomic>
 #include <deque>
 #include <future>
 #include <memory>
+#include <optional>
+#include <string>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -17,6 +19,7 @@
 #include "util/doorbell.h"
 #include "util/guarded.h"
 #include "util/result.h"
+#include "worker/app_isolates.h"
 #include "worker/event_loop.h"
 #include "worker/request_job.h"
 
@@ -24,6 +27,7 @@ namespace isolane {
 
 struct ExecutorOptions {
   EventLoopOptions loop;
+  AppIsolatesOptions isolates;
   // Requests accepted but not yet started. Full: submit() says no and the caller sheds (503).
   std::size_t queueCapacity = 4096;
 };
@@ -37,7 +41,9 @@ class Executor {
   Executor& operator=(const Executor&) = delete;
 
   // Safe from any thread. Loads the app on the executor thread and waits for the outcome.
-  Status loadApp(const AppSpec& spec, AppLoadReport* report = nullptr);
+  // `warm`: its isolate is made now (and a broken module is an error); else it is made when the
+  // first request for it arrives.
+  Status loadApp(const AppSpec& spec, AppLoadReport* report = nullptr, bool warm = true);
 
   // Safe from any thread. False when the queue is full or the executor is stopping; `job` is
   // then untouched and the caller answers it. Otherwise job.done is called exactly once.
@@ -65,19 +71,33 @@ class Executor {
   // Figures for heartbeats and metrics. Safe from any thread; refreshed by the executor thread
   // every few hundred milliseconds while it works.
   struct Stats {
-    std::size_t heapUsedBytes = 0;
+    std::size_t heapUsedBytes = 0;  // over every app isolate of the thread
     std::size_t heapLimitBytes = 0;
     std::uint64_t executions = 0;  // requests answered
+    std::size_t isolates = 0;
+    std::uint64_t recycled = 0;
   };
   Stats stats() const {
     return {heapUsed_.load(std::memory_order_relaxed), heapLimit_.load(std::memory_order_relaxed),
-            executions_.load(std::memory_order_relaxed)};
+            executions_.load(std::memory_order_relaxed), isolates_.load(std::memory_order_relaxed),
+            recycled_.load(std::memory_order_relaxed)};
+  }
+
+  // Safe from any thread: whether the thread has an isolate of `app` taking requests (as of its
+  // last pass).
+  bool hosts(const std::string& app) const { return hosted_.lock()->count(app) != 0; }
+  // Safe from any thread: when the turn running now started (steady clock), or nullopt.
+  std::optional<std::chrono::steady_clock::time_point> busySince() const {
+    std::int64_t ns = busySinceNs_.load(std::memory_order_relaxed);
+    if (ns == 0) return std::nullopt;
+    return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(ns));
   }
 
  private:
   struct LoadCommand {
     AppSpec spec;
     AppLoadReport* report;  // the caller's, which waits for the outcome
+    bool warm;
     std::promise<Status> outcome;
   };
 
@@ -93,6 +113,7 @@ class Executor {
 
   void run();
   void pushControl(Control control);
+  void publish(AppIsolates& isolates);
 
   const ExecutorOptions options_;
   LogSink& log_;
@@ -111,6 +132,10 @@ class Executor {
   std::atomic<std::size_t> heapUsed_{0};
   std::atomic<std::size_t> heapLimit_{0};
   std::atomic<std::uint64_t> executions_{0};
+  std::atomic<std::size_t> isolates_{0};
+  std::atomic<std::uint64_t> recycled_{0};
+  std::atomic<std::int64_t> busySinceNs_{0};  // the thread's Watchdog keeps it
+  mutable Guarded<std::unordered_set<std::string>> hosted_;
   std::thread thread_;
 };
 

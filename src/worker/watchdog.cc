@@ -1,9 +1,11 @@
 #include "worker/watchdog.h"
 
+#include "runtime/isolate_owner.h"
+
 namespace isolane {
 
-Watchdog::Watchdog(std::function<void()> terminate, std::chrono::milliseconds tick)
-    : terminate_(std::move(terminate)), tick_(tick) {
+Watchdog::Watchdog(std::atomic<std::int64_t>* busySince, std::chrono::milliseconds tick)
+    : tick_(tick), busySinceNs_(busySince ? busySince : &ownBusySince_) {
   pthread_getcpuclockid(pthread_self(), &cpuClock_);
   thread_ = std::thread([this] { run(); });
 }
@@ -23,11 +25,16 @@ std::chrono::nanoseconds Watchdog::cpuNow() const {
   return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
 }
 
-void Watchdog::arm(std::chrono::nanoseconds cpuBudget) {
+void Watchdog::arm(std::chrono::nanoseconds cpuBudget, IsolateOwner& isolate) {
   bool wake;
+  busySinceNs_->store(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count(),
+                      std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     armed_ = true;
+    target_ = &isolate;
     fired_ = false;
     turnStart_ = cpuNow();
     budget_ = cpuBudget;
@@ -37,8 +44,10 @@ void Watchdog::arm(std::chrono::nanoseconds cpuBudget) {
 }
 
 bool Watchdog::disarm() {
+  busySinceNs_->store(0, std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(mutex_);
   armed_ = false;
+  target_ = nullptr;
   return fired_;
 }
 
@@ -54,7 +63,7 @@ void Watchdog::run() {
     auto used = cpuNow() - turnStart_;
     if (used >= budget_) {
       fired_ = true;
-      terminate_();
+      target_->terminate();  // under the lock: disarm() cannot return while this runs
       continue;
     }
     // CPU time cannot advance faster than wall time on one thread, so waiting the smaller of

@@ -2,45 +2,58 @@
 // Watchdog: a thread that ends a synchronous JavaScript turn that has used up its CPU budget.
 // It only signals (IsolateOwner::terminate, i.e. TerminateExecution); it never enters the isolate
 // (DESIGN rule 1). Budgets are CPU time of the executor thread, not wall time (rule 5), so a
-// turn that is slow because the machine is saturated is not mistaken for a wedged one.
+// turn that is slow because the machine is saturated is not mistaken for a wedged one. One
+// watchdog serves every isolate of an executor thread: a turn names the isolate it runs in.
 //
-// Thread rule: construct, arm() and disarm() on the executor thread only.
+// Thread rule: construct, arm() and disarm() on the executor thread only; busySince() from any.
 
 #include <pthread.h>
 #include <time.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <functional>
+#include <cstdint>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace isolane {
 
+class IsolateOwner;
+
 class Watchdog {
  public:
-  // Watches the CPU clock of the constructing thread. `terminate` is called from the watchdog
-  // thread and must be safe from any thread.
-  explicit Watchdog(std::function<void()> terminate,
+  // Watches the CPU clock of the constructing thread. `busySince`, if given, is where busySince()
+  // is kept (an owner that outlives the watchdog reads it from other threads).
+  explicit Watchdog(std::atomic<std::int64_t>* busySince = nullptr,
                     std::chrono::milliseconds tick = std::chrono::milliseconds(10));
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
 
-  // Starts a turn that may use `cpuBudget` of CPU time before it is terminated.
-  void arm(std::chrono::nanoseconds cpuBudget);
-  // Ends the turn. True when the watchdog terminated it; the caller must then
-  // CancelTerminateExecution (a termination requested just after the JavaScript returned would
-  // otherwise hit the next turn).
+  // Starts a turn in `isolate` that may use `cpuBudget` of CPU time before it is terminated.
+  void arm(std::chrono::nanoseconds cpuBudget, IsolateOwner& isolate);
+  // Ends the turn; no termination reaches its isolate after this returns. True when the
+  // watchdog terminated it; the caller must then CancelTerminateExecution (a termination
+  // requested just after the JavaScript returned would otherwise hit the next turn).
   bool disarm();
+  // Safe from any thread: when (steady clock) the armed turn started, or nullopt between turns.
+  // The executor's router keeps new requests away from a thread stuck in a long turn.
+  std::optional<std::chrono::steady_clock::time_point> busySince() const {
+    std::int64_t ns = busySinceNs_->load(std::memory_order_relaxed);
+    if (ns == 0) return std::nullopt;
+    return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(ns));
+  }
 
  private:
   std::chrono::nanoseconds cpuNow() const;
   void run();
 
   clockid_t cpuClock_{};
-  std::function<void()> terminate_;
   const std::chrono::milliseconds tick_;
+  std::atomic<std::int64_t> ownBusySince_{0};
+  std::atomic<std::int64_t>* const busySinceNs_;  // steady-clock ns of the armed turn's start; 0
 
   std::mutex mutex_;  // guards the fields below
   std::condition_variable cv_;
@@ -50,6 +63,7 @@ class Watchdog {
   bool stopping_ = false;
   std::chrono::nanoseconds turnStart_{};
   std::chrono::nanoseconds budget_{};
+  IsolateOwner* target_ = nullptr;  // the isolate of the armed turn
 
   std::thread thread_;  // last: starts after the fields above exist
 };

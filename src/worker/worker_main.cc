@@ -170,6 +170,8 @@ int runWorkerProcess(const WorkerProcessOptions& options) {
           ack.in_flight = static_cast<std::uint32_t>(executor.pending());
           ack.executions = stats.executions;
           ack.cpu_time_us = cpuTimeMicros();
+          ack.isolates = static_cast<std::uint32_t>(stats.isolates);
+          ack.isolates_recycled = stats.recycled;
           out.send(encodeHeartbeatAck(ack, max));
           break;
         }

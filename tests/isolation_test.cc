@@ -1,0 +1,196 @@
+// One isolate per app (worker/app_isolates.h), driven through the executor: what one app does to
+// its heap, its microtask queue or its CPU budget never fails a request of another app; an
+// isolate that hit its heap limit or leaks is replaced by a fresh one; isolates are made on
+// demand, disposed when idle, and capped per thread; threads route around a long turn.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <future>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "manual_clock.h"
+#include "worker/executor.h"
+
+namespace isolane {
+namespace {
+
+using namespace std::chrono_literals;
+
+const std::string kApps = ISOLANE_TEST_FIXTURES "/apps/";
+
+class NullLog final : public LogSink {
+ public:
+  void write(std::string_view, std::string_view, std::string_view, std::string_view) override {}
+};
+
+ExecutorOptions baseOptions() {
+  ExecutorOptions o;
+  o.loop.cpuLimit = 300ms;
+  o.loop.wallTimeout = 5000ms;
+  o.loop.limits.heapMb = 32;
+  o.loop.limits.arrayBufferMb = 64;
+  return o;
+}
+
+std::future<AppResponse> send(Executor& executor, const std::string& app, const std::string& path) {
+  auto promise = std::make_shared<std::promise<AppResponse>>();
+  auto future = promise->get_future();
+  RequestJob job{AppRequest{app, "req", "GET", "http://test.local" + path, {}, ""},
+                 [promise](AppResponse r) { promise->set_value(std::move(r)); }};
+  EXPECT_TRUE(executor.submit(job));
+  return future;
+}
+
+AppResponse call(Executor& executor, const std::string& app, const std::string& path) {
+  auto future = send(executor, app, path);
+  EXPECT_EQ(future.wait_for(20s), std::future_status::ready) << "no answer for " << path;
+  return future.get();
+}
+
+template <typename F>
+bool eventually(F&& f) {
+  for (int i = 0; i < 500; ++i) {
+    if (f()) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return f();
+}
+
+TEST(AppIsolation, AHeapBombIsAHeapLimitFailureAndTheAppGetsAFreshIsolate) {
+  NullLog log;
+  Executor executor(baseOptions(), log);
+  ASSERT_TRUE(executor.loadApp(AppSpec{"h", kApps + "hostile.js", {}}));
+  ASSERT_TRUE(executor.loadApp(AppSpec{"counter", kApps + "counter.js", {}}));
+  ASSERT_EQ(call(executor, "counter", "/").body, R"({"count":1,"shared":1})");
+  AppResponse bomb = call(executor, "h", "/heap-bomb");
+  EXPECT_EQ(bomb.failure, FailureKind::kHeapLimit)
+      << failureCode(bomb.failure) << ": " << bomb.failureDetail;
+  EXPECT_TRUE(eventually([&] { return executor.stats().recycled == 1; }));
+  // The bomber's next request runs in a fresh isolate; the other app kept its state.
+  EXPECT_EQ(call(executor, "h", "/").body, "ok");
+  EXPECT_EQ(call(executor, "counter", "/").body, R"({"count":2,"shared":1})");
+  // And again: a fresh isolate has its own heap limit.
+  bomb = call(executor, "h", "/heap-bomb");
+  EXPECT_EQ(bomb.failure, FailureKind::kHeapLimit) << bomb.failureDetail;
+  EXPECT_EQ(call(executor, "h", "/").body, "ok");
+}
+
+TEST(AppIsolation, AnotherAppsRequestsInFlightSurviveEveryKindOfMisbehaviour) {
+  NullLog log;
+  Executor executor(baseOptions(), log);
+  ASSERT_TRUE(executor.loadApp(AppSpec{"h", kApps + "hostile.js", {}}));
+  ASSERT_TRUE(executor.loadApp(AppSpec{"slow", kApps + "slow.js", {}}));
+  for (const char* path : {"/loop", "/heap-bomb", "/array-buffer-bomb", "/promise-storm",
+                           "/microtask-loop", "/async-loop"}) {
+    // Requests of the healthy app wait on timers and promise reactions across the bad turn.
+    std::vector<std::future<AppResponse>> healthy;
+    for (int i = 0; i < 4; ++i)
+      healthy.push_back(send(executor, "slow", "/?ms=" + std::to_string(50 * i)));
+    AppResponse bad = call(executor, "h", path);
+    EXPECT_NE(bad.failure, FailureKind::kNone) << path;
+    for (auto& f : healthy) {
+      ASSERT_EQ(f.wait_for(20s), std::future_status::ready) << path;
+      AppResponse r = f.get();
+      EXPECT_EQ(r.failure, FailureKind::kNone) << path << ": " << r.failureDetail;
+      EXPECT_EQ(r.body, "done") << path;
+    }
+  }
+  EXPECT_EQ(call(executor, "h", "/").body, "ok");
+}
+
+TEST(AppIsolation, AHeapLimitHitNeverEndsTheNextTurnAsACpuLimit) {
+  NullLog log;
+  Executor executor(baseOptions(), log);
+  ASSERT_TRUE(executor.loadApp(AppSpec{"h", kApps + "hostile.js", {}}));
+  for (int i = 0; i < 3; ++i) {
+    AppResponse bomb = call(executor, "h", "/heap-bomb");
+    EXPECT_EQ(bomb.failure, FailureKind::kHeapLimit) << i << ": " << bomb.failureDetail;
+    AppResponse next = call(executor, "h", "/");
+    EXPECT_EQ(next.failure, FailureKind::kNone) << i << ": " << next.failureDetail;
+  }
+}
+
+TEST(AppIsolation, ALeakingAppIsRecycledBeforeItFailsAndItsStateStartsOver) {
+  NullLog log;
+  ExecutorOptions o = baseOptions();
+  o.loop.limits.heapMb = 64;
+  Executor executor(o, log);
+  ASSERT_TRUE(executor.loadApp(AppSpec{"leaky", kApps + "leaky.js", {}}));
+  ASSERT_TRUE(executor.loadApp(AppSpec{"counter", kApps + "counter.js", {}}));
+  call(executor, "counter", "/");
+  // Each request keeps ~1 MiB more; once full collections keep leaving the heap near its limit,
+  // the isolate is replaced before a request fails, and the app starts over.
+  int held = 0;
+  for (int i = 0; i < 80 && executor.stats().recycled == 0; ++i) {
+    AppResponse r = call(executor, "leaky", "/leak?mb=1");
+    EXPECT_EQ(r.failure, FailureKind::kNone) << i << ": " << r.failureDetail;
+    held = std::max(held, std::stoi(r.body));
+  }
+  EXPECT_TRUE(eventually([&] { return executor.stats().recycled == 1; }));
+  EXPECT_LT(std::stoi(call(executor, "leaky", "/").body), held);
+  EXPECT_EQ(call(executor, "counter", "/").body, R"({"count":2,"shared":1})");
+}
+
+TEST(AppIsolation, IsolatesAreMadeOnDemandAndDisposedWhenIdle) {
+  NullLog log;
+  test::ManualClock clock;
+  ExecutorOptions o = baseOptions();
+  o.isolates.idleTimeout = 60s;
+  Executor executor(o, log, clock);
+  ASSERT_TRUE(executor.loadApp(AppSpec{"a", kApps + "counter.js", {}}));
+  ASSERT_TRUE(executor.loadApp(AppSpec{"b", kApps + "hello.js", {}}, nullptr, /*warm=*/false));
+  EXPECT_TRUE(eventually([&] { return executor.stats().isolates == 1; }));
+  EXPECT_TRUE(executor.hosts("a"));
+  EXPECT_FALSE(executor.hosts("b"));
+  EXPECT_EQ(call(executor, "b", "/").body, "hello /");
+  EXPECT_TRUE(eventually([&] { return executor.hosts("b"); }));
+  EXPECT_EQ(executor.stats().isolates, 2u);
+
+  clock.advance(30s);
+  call(executor, "b", "/");
+  clock.advance(31s);  // a idle for 61 s, b for 31 s
+  call(executor, "b", "/");
+  EXPECT_TRUE(eventually([&] { return !executor.hosts("a"); }));
+  EXPECT_TRUE(executor.hosts("b"));
+  // Its next request makes it again, from nothing.
+  EXPECT_EQ(call(executor, "a", "/").body, R"({"count":1,"shared":1})");
+}
+
+TEST(AppIsolation, TheIsolateCapDisposesIdleOnesAndRefusesWhenAllAreBusy) {
+  NullLog log;
+  ExecutorOptions o = baseOptions();
+  o.isolates.maxIsolates = 2;
+  Executor executor(o, log);
+  for (const char* app : {"a", "b", "c"}) {
+    ASSERT_TRUE(executor.loadApp(AppSpec{app, kApps + "slow.js", {}}, nullptr, false));
+  }
+  for (const char* app : {"a", "b", "c", "a"}) {
+    EXPECT_EQ(call(executor, app, "/?ms=0").body, "done") << app;
+    EXPECT_LE(executor.stats().isolates, 2u);
+  }
+  auto a = send(executor, "a", "/?ms=500");
+  auto b = send(executor, "b", "/?ms=500");
+  AppResponse c = call(executor, "c", "/?ms=0");
+  EXPECT_EQ(c.failure, FailureKind::kOverloaded) << c.failureDetail;
+  EXPECT_EQ(a.get().body, "done");
+  EXPECT_EQ(b.get().body, "done");
+  EXPECT_EQ(call(executor, "c", "/?ms=0").body, "done");
+}
+
+TEST(AppIsolation, AnAppsOwnLimitsOverrideTheServers) {
+  NullLog log;
+  Executor executor(baseOptions(), log);  // 300 ms of CPU
+  AppSpec generous{"generous", kApps + "spin.js", {}};
+  generous.cpuLimitMs = 2000;
+  ASSERT_TRUE(executor.loadApp(generous));
+  ASSERT_TRUE(executor.loadApp(AppSpec{"strict", kApps + "spin.js", {}}));
+  EXPECT_EQ(call(executor, "generous", "/?ms=600").failure, FailureKind::kNone);
+  EXPECT_EQ(call(executor, "strict", "/?ms=600").failure, FailureKind::kCpuLimit);
+}
+
+}  // namespace
+}  // namespace isolane
