@@ -14,6 +14,7 @@
 
 #include "manual_clock.h"
 #include "worker/executor.h"
+#include "worker/executor_set.h"
 
 namespace isolane {
 namespace {
@@ -60,9 +61,16 @@ bool eventually(F&& f) {
   return f();
 }
 
+// CPU enough that the heap limit, not the CPU budget, ends a heap bomb.
+ExecutorOptions heapBombOptions() {
+  ExecutorOptions o = baseOptions();
+  o.loop.cpuLimit = 10s;
+  return o;
+}
+
 TEST(AppIsolation, AHeapBombIsAHeapLimitFailureAndTheAppGetsAFreshIsolate) {
   NullLog log;
-  Executor executor(baseOptions(), log);
+  Executor executor(heapBombOptions(), log);
   ASSERT_TRUE(executor.loadApp(AppSpec{"h", kApps + "hostile.js", {}}));
   ASSERT_TRUE(executor.loadApp(AppSpec{"counter", kApps + "counter.js", {}}));
   ASSERT_EQ(call(executor, "counter", "/").body, R"({"count":1,"shared":1})");
@@ -104,7 +112,7 @@ TEST(AppIsolation, AnotherAppsRequestsInFlightSurviveEveryKindOfMisbehaviour) {
 
 TEST(AppIsolation, AHeapLimitHitNeverEndsTheNextTurnAsACpuLimit) {
   NullLog log;
-  Executor executor(baseOptions(), log);
+  Executor executor(heapBombOptions(), log);
   ASSERT_TRUE(executor.loadApp(AppSpec{"h", kApps + "hostile.js", {}}));
   for (int i = 0; i < 3; ++i) {
     AppResponse bomb = call(executor, "h", "/heap-bomb");
@@ -190,6 +198,56 @@ TEST(AppIsolation, AnAppsOwnLimitsOverrideTheServers) {
   ASSERT_TRUE(executor.loadApp(AppSpec{"strict", kApps + "spin.js", {}}));
   EXPECT_EQ(call(executor, "generous", "/?ms=600").failure, FailureKind::kNone);
   EXPECT_EQ(call(executor, "strict", "/?ms=600").failure, FailureKind::kCpuLimit);
+}
+
+TEST(ExecutorSetRouting, AnotherAppsRequestsGoAroundAThreadInALongTurn) {
+  NullLog log;
+  ExecutorSet set(2, baseOptions(), log);
+  AppSpec spinner{"spin", kApps + "spin.js", {}};
+  spinner.cpuLimitMs = 5000;
+  ASSERT_TRUE(set.loadApp(spinner));
+  ASSERT_TRUE(set.loadApp(AppSpec{"hello", kApps + "hello.js", {}}));
+  auto promise = std::make_shared<std::promise<AppResponse>>();
+  auto spun = promise->get_future();
+  RequestJob job{AppRequest{"spin", "s", "GET", "http://test.local/?ms=1500", {}, ""},
+                 [promise](AppResponse r) { promise->set_value(std::move(r)); }, 1};
+  ASSERT_TRUE(set.submit(job));
+  ASSERT_TRUE(eventually([&] { return set.pick("hello") == 1; })) << "the spinning thread";
+  // While one thread spins, the other answers: none of these waits for the spin to end.
+  auto started = std::chrono::steady_clock::now();
+  for (int i = 0; i < 20; ++i) {
+    auto p = std::make_shared<std::promise<AppResponse>>();
+    auto f = p->get_future();
+    RequestJob hello{AppRequest{"hello", "h", "GET", "http://test.local/", {}, ""},
+                     [p](AppResponse r) { p->set_value(std::move(r)); },
+                     static_cast<std::uint64_t>(100 + i)};
+    ASSERT_TRUE(set.submit(hello));
+    ASSERT_EQ(f.wait_for(20s), std::future_status::ready);
+    EXPECT_EQ(f.get().body, "hello /");
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 1000ms);
+  EXPECT_EQ(spun.wait_for(20s), std::future_status::ready);
+  EXPECT_EQ(spun.get().failure, FailureKind::kNone);
+  EXPECT_EQ(set.stats().isolates, 3u);  // spin on one thread, hello on both
+}
+
+TEST(ExecutorSetRouting, ControlsReachTheThreadRunningTheRequest) {
+  NullLog log;
+  ExecutorSet set(3, baseOptions(), log);
+  ASSERT_TRUE(set.loadApp(AppSpec{"slow", kApps + "abort_watch.js", {}}));
+  std::vector<std::future<AppResponse>> answers;
+  for (std::uint64_t key = 1; key <= 6; ++key) {
+    auto p = std::make_shared<std::promise<AppResponse>>();
+    answers.push_back(p->get_future());
+    RequestJob job{AppRequest{"slow", "w", "GET", "http://test.local/", {}, ""},
+                   [p](AppResponse r) { p->set_value(std::move(r)); }, key};
+    ASSERT_TRUE(set.submit(job));
+  }
+  for (std::uint64_t key = 1; key <= 6; ++key) set.cancel(key);
+  for (auto& f : answers) {
+    ASSERT_EQ(f.wait_for(20s), std::future_status::ready) << "a cancel went astray";
+    f.get();
+  }
 }
 
 }  // namespace

@@ -317,6 +317,11 @@ TEST_F(ExecutorTest, HugeStringIsAnError) {
 }
 
 TEST_F(ExecutorTest, HeapBombIsTerminatedAndTheIsolateRecovers) {
+  // CPU enough that the heap limit, not the CPU budget, ends the bomb (collecting a nearly full
+  // heap over and over takes a few hundred milliseconds).
+  ExecutorOptions o = options();
+  o.loop.cpuLimit = std::chrono::milliseconds(10'000);
+  executor_ = std::make_unique<Executor>(o, log_);
   ASSERT_TRUE(load("h", "hostile.js"));
   AppResponse r = call("h", "/heap-bomb");
   EXPECT_EQ(r.failure, FailureKind::kHeapLimit)

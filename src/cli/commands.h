@@ -22,7 +22,8 @@ struct RunArgs {
 struct WorkerArgs {
   int fd = 3;
   int slot = 0;
-  long long cpuMs = 30'000, timeoutMs = 60'000, heapMb = 128, queueCapacity = 4096;
+  long long cpuMs = 2'000, timeoutMs = 60'000, heapMb = 128, queueCapacity = 4096;
+  long long threads = 1, maxIsolates = 64, isolateIdleMs = 300'000;
   long long streamIdleMs = 60'000, streamMaxMs = 3'600'000;
   std::size_t maxFrameBytes = 0;
 };

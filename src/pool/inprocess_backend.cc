@@ -13,7 +13,8 @@ namespace {
 // when a response streams.
 class PipeSink final : public StreamSink {
  public:
-  PipeSink(std::weak_ptr<Executor> executor, std::uint64_t key, std::shared_ptr<CappedCount> count)
+  PipeSink(std::weak_ptr<ExecutorSet> executor, std::uint64_t key,
+           std::shared_ptr<CappedCount> count)
       : executor_(std::move(executor)), key_(key), count_(std::move(count)) {}
   ~PipeSink() override { release(); }
 
@@ -45,7 +46,7 @@ class PipeSink final : public StreamSink {
   }
 
  private:
-  const std::weak_ptr<Executor> executor_;
+  const std::weak_ptr<ExecutorSet> executor_;
   const std::uint64_t key_;
   const std::shared_ptr<CappedCount> count_;
   bool holding_ = false;  // executor thread only, after submit
@@ -55,49 +56,28 @@ class PipeSink final : public StreamSink {
 }  // namespace
 
 InProcessBackend::InProcessBackend(const InProcessOptions& options, LogSink& log)
-    : streams_(std::make_shared<CappedCount>(options.streamMaxInflight)),
-      codeCache_(options.codeCacheDir) {
-  std::size_t n = options.threads == 0 ? 1 : options.threads;
-  for (std::size_t i = 0; i < n; ++i) {
-    executors_.push_back(std::make_shared<Executor>(options.executor, log));
-  }
-}
+    : executors_(std::make_shared<ExecutorSet>(options.threads, options.executor, log)),
+      streams_(std::make_shared<CappedCount>(options.streamMaxInflight)),
+      codeCache_(options.codeCacheDir) {}
 
 InProcessBackend::~InProcessBackend() { stop(); }
 
 Status InProcessBackend::start(const std::vector<AppSpec>& apps) {
   for (AppSpec app : apps) {
-    // Each executor after the first compiles from the cache the one before it made, if the
-    // store had none.
     codeCache_.offer(app, engineKey());
-    for (auto& executor : executors_) {
-      AppLoadReport report;
-      Status s = executor->loadApp(app, &report);
-      if (!s) return s;
-      if (Result<bool> kept = codeCache_.settle(engineKey(), report); !kept) {
-        logEvent(Level::kWarn, "cannot store a code cache", {{"error", kept.error()}});
-      }
-      if (report.cache == CodeCacheUse::kRejected) app.codeCache.clear();
-      if (!report.producedCache.empty() && report.sourceSha256 == app.sourceSha256) {
-        app.codeCache = std::move(report.producedCache);
-      }
+    AppLoadReport report;
+    if (Status s = executors_->loadApp(app, &report); !s) return s;
+    if (Result<bool> kept = codeCache_.settle(engineKey(), report); !kept) {
+      logEvent(Level::kWarn, "cannot store a code cache", {{"error", kept.error()}});
     }
   }
   return Status::success();
 }
 
-// A handle is the executor's index in the top 8 bits and the request's cancel key below.
+// A handle is the request's cancel key.
 std::uint64_t InProcessBackend::submit(AppRequest request, std::function<void(AppResponse)> done) {
-  std::size_t best = 0;
-  for (std::size_t i = 1; i < executors_.size(); ++i) {
-    if (executors_[i]->pending() < executors_[best]->pending()) best = i;
-  }
-  std::uint64_t key = nextKey_++ & ((1ull << 56) - 1);
-  if (executors_.empty()) {
-    done(AppResponse::shed("no-worker", "no executor"));
-    return 0;
-  }
-  auto sink = std::make_shared<PipeSink>(executors_[best], key, streams_);
+  std::uint64_t key = nextKey_++;
+  auto sink = std::make_shared<PipeSink>(executors_, key, streams_);
   // Requests of an app marked streaming take their place under the stream cap now; others when
   // their head says the body streams.
   if (request.streaming) {
@@ -107,7 +87,7 @@ std::uint64_t InProcessBackend::submit(AppRequest request, std::function<void(Ap
     }
     sink->holdPlace();
   }
-  std::weak_ptr<Executor> executor = executors_[best];
+  std::weak_ptr<ExecutorSet> executor = executors_;
   RequestJob job{std::move(request),
                  [done = std::move(done), sink, executor, key, streams = streams_](AppResponse r) {
                    if (r.streamed && !sink->holdsPlace()) {
@@ -134,7 +114,7 @@ std::uint64_t InProcessBackend::submit(AppRequest request, std::function<void(Ap
     job.bodyStreamed = true;
     job.bodyConsumed = [body](std::size_t bytes) { body->acknowledge(bytes); };
   }
-  if (!executors_[best]->submit(job)) {
+  if (!executors_->submit(job)) {
     job.done(AppResponse::shed("queue-full", "the executor queue is full"));
     return 0;
   }
@@ -143,22 +123,15 @@ std::uint64_t InProcessBackend::submit(AppRequest request, std::function<void(Ap
     forwardBody(*body, [executor, key](std::string piece, bool end, std::string error) {
       if (auto e = executor.lock()) e->requestBody(key, std::move(piece), end, std::move(error));
     });
-  return (static_cast<std::uint64_t>(best) << 56) | key;
+  return key;
 }
 
 void InProcessBackend::cancel(std::uint64_t handle) {
-  std::size_t index = handle >> 56;
-  if (handle && index < executors_.size()) executors_[index]->cancel(handle & ((1ull << 56) - 1));
+  if (handle) executors_->cancel(handle);
 }
 
-void InProcessBackend::stop() {
-  for (auto& executor : executors_) executor->stop();
-}
+void InProcessBackend::stop() { executors_->stop(); }
 
-std::size_t InProcessBackend::inFlight() const {
-  std::size_t n = 0;
-  for (const auto& executor : executors_) n += executor->pending();
-  return n;
-}
+std::size_t InProcessBackend::inFlight() const { return executors_->pending(); }
 
 }  // namespace isolane

@@ -1,7 +1,7 @@
 #pragma once
-// The in-process backend: requests run on executor threads of this process. One executor (one
-// thread, one isolate) per `threads`; every app is loaded into every executor, and a request goes
-// to the executor with the fewest pending requests.
+// The in-process backend: requests run on executor threads of this process, `threads` of them,
+// each hosting one isolate per app it serves (worker/executor_set.h picks the thread). The same
+// threads and isolates a worker process runs, inside the server: the mode for embedding.
 
 #include <atomic>
 #include <memory>
@@ -11,7 +11,7 @@
 #include "pool/backend.h"
 #include "pool/capped_count.h"
 #include "pool/code_cache_store.h"
-#include "worker/executor.h"
+#include "worker/executor_set.h"
 
 namespace isolane {
 
@@ -39,7 +39,7 @@ class InProcessBackend final : public Backend {
  private:
   // Shared: a streamed body's credit reaches its executor through a weak reference, and the
   // front may hold the body after the backend is gone.
-  std::vector<std::shared_ptr<Executor>> executors_;
+  std::shared_ptr<ExecutorSet> executors_;
   std::atomic<std::uint64_t> nextKey_{1};
   // Streams held against streamMaxInflight; shared with the sinks, which give a stream's place
   // back when it ends, possibly after the backend is gone.

@@ -46,7 +46,7 @@ struct PoolOptions {
   // is wedged beyond what its in-V8 deadlines can reach: SIGKILL, as a last resort.
   std::chrono::milliseconds requestTimeout{60'000};
   // A request may wait behind another's synchronous turn of up to this much CPU before it starts.
-  std::chrono::milliseconds requestCpuLimit{30'000};
+  std::chrono::milliseconds requestCpuLimit{2'000};
   std::chrono::milliseconds hangGrace{5'000};
   std::chrono::milliseconds shutdownGrace{2'000};  // after Shutdown, before SIGKILL
   CrashBudgetOptions crashBudget;

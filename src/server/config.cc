@@ -129,6 +129,8 @@ Result<ServerConfig> parseConfig(const std::string& text, const std::string& bas
     Status checks[] = {
         readInt(*server, "reactor_threads", config.reactorThreads, 1, 64, where),
         readInt(*server, "executor_threads", config.executorThreads, 1, 64, where),
+        readInt(*server, "max_isolates", config.maxIsolates, 1, 4096, where),
+        readMs(*server, "isolate_idle_ms", config.isolateIdleTimeout, where),
         readInt(*server, "max_body_bytes", config.maxBodyBytes, 0, 1LL << 32, where),
         readInt(*server, "max_header_bytes", config.maxHeaderBytes, 1024, 1 << 20, where),
         readInt(*server, "max_connections", config.maxConnections, 0, 1 << 20, where),
@@ -201,6 +203,14 @@ Result<ServerConfig> parseConfig(const std::string& text, const std::string& bas
     app.host = (*t)["host"].value_or(std::string());
     app.stripPrefix = (*t)["strip_prefix"].value_or(true);
     app.streaming = (*t)["streaming"].value_or(false);
+    std::string appWhere = where + " (" + app.name + ")";
+    Status limits[] = {
+        readInt(*t, "heap_limit_mb", app.heapLimitMb, 16, 16384, appWhere),
+        readMs(*t, "request_cpu_ms", app.requestCpuLimit, appWhere),
+    };
+    for (Status& s : limits) {
+      if (!s) return Error{s.error()};
+    }
     if (const toml::table* vars = (*t)["vars"].as_table()) {
       for (const auto& [key, value] : *vars) {
         auto s = value.value<std::string>();
@@ -272,6 +282,8 @@ Status applyEnvironment(ServerConfig& config) {
   std::int64_t timeout = config.requestTimeout.count();
   std::int64_t heap = static_cast<std::int64_t>(config.heapLimitMb);
   std::int64_t executors = static_cast<std::int64_t>(config.executorThreads);
+  std::int64_t isolates = static_cast<std::int64_t>(config.maxIsolates);
+  std::int64_t isolateIdle = config.isolateIdleTimeout.count();
   std::int64_t connections = static_cast<std::int64_t>(config.maxConnections);
   std::int64_t streamIdle = config.streamIdleTimeout.count();
   std::int64_t streamMax = config.streamMaxDuration.count();
@@ -284,6 +296,8 @@ Status applyEnvironment(ServerConfig& config) {
       readEnvInt("ISOLANE_REQUEST_TIMEOUT_MS", 1, 86'400'000, timeout),
       readEnvInt("ISOLANE_HEAP_LIMIT_MB", 16, 16384, heap),
       readEnvInt("ISOLANE_EXECUTOR_THREADS", 1, 64, executors),
+      readEnvInt("ISOLANE_MAX_ISOLATES", 1, 4096, isolates),
+      readEnvInt("ISOLANE_ISOLATE_IDLE_MS", 1, 86'400'000, isolateIdle),
   };
   for (Status& s : checks) {
     if (!s) return s;
@@ -344,6 +358,8 @@ Status applyEnvironment(ServerConfig& config) {
   config.streamMaxDuration = std::chrono::milliseconds(streamMax);
   config.heapLimitMb = static_cast<std::size_t>(heap);
   config.executorThreads = static_cast<std::size_t>(executors);
+  config.maxIsolates = static_cast<std::size_t>(isolates);
+  config.isolateIdleTimeout = std::chrono::milliseconds(isolateIdle);
   return Status::success();
 }
 

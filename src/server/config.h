@@ -23,13 +23,22 @@ struct AppConfig {
   std::vector<std::string> fetchAllow;  // beyond public addresses
   bool streaming = false;  // admitted against the stream cap (SSE endpoints and the like)
   std::vector<std::pair<std::string, std::string>> services;  // env name -> app name
+  // The app's own limits over the server's (0: the server's).
+  std::size_t heapLimitMb = 0;
+  std::chrono::milliseconds requestCpuLimit{0};
 };
 
 struct ServerConfig {
   std::string listenHost = "127.0.0.1";
   std::uint16_t listenPort = 8080;
   std::size_t reactorThreads = 1;
-  std::size_t executorThreads = 1;
+  // Executor threads of each worker (and of the in-process backend); each hosts one isolate per
+  // app it serves. 2: a thread stuck in one app's long turn leaves another for the rest.
+  std::size_t executorThreads = 2;
+  // App isolates one worker holds at once (spread over its threads), and how long an isolate with
+  // nothing to do is kept.
+  std::size_t maxIsolates = 64;
+  std::chrono::milliseconds isolateIdleTimeout{300'000};
   std::size_t maxBodyBytes = std::size_t{1024} * 1024;
   std::size_t maxHeaderBytes = std::size_t{16} * 1024;
   // 0: room for every stream the stream cap admits, every short request the global cap admits,
@@ -40,7 +49,9 @@ struct ServerConfig {
   std::chrono::milliseconds bodyReadTimeout{10'000};
   std::chrono::milliseconds idleTimeout{30'000};
   std::chrono::milliseconds sendTimeout{30'000};
-  std::chrono::milliseconds requestCpuLimit{30'000};
+  // CPU time one request's JavaScript may use. Requests of other apps on the same executor thread
+  // wait behind a synchronous turn of up to this much, so it is seconds, not tens of seconds.
+  std::chrono::milliseconds requestCpuLimit{2'000};
   std::chrono::milliseconds requestTimeout{60'000};  // to the response's head
   // A streamed body: the longest it may go without a chunk while its client is ready for more,
   // and the longest it may last.

@@ -15,6 +15,9 @@ std::unique_ptr<Backend> makeInProcessBackend(const ServerConfig& config, LogSin
   options.executor.loop.wallTimeout = config.requestTimeout;
   options.executor.loop.streamIdleTimeout = config.streamIdleTimeout;
   options.executor.loop.streamMaxDuration = config.streamMaxDuration;
+  options.executor.isolates.maxIsolates =
+      perThreadIsolateCap(config.maxIsolates, config.executorThreads);
+  options.executor.isolates.idleTimeout = config.isolateIdleTimeout;
   options.codeCacheDir = effectiveCodeCacheDir(config);
   return std::make_unique<InProcessBackend>(options, log);
 }

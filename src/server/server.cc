@@ -3,6 +3,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "obs/log.h"
 #include "pool/subprocess_backend.h"
 #include "server/engine_command.h"
@@ -14,7 +16,11 @@ std::unique_ptr<Backend> makeSubprocessBackend(const ServerConfig& config,
   PoolOptions pool = config.pool;
   pool.codeCacheDir = effectiveCodeCacheDir(config);
   pool.requestTimeout = config.requestTimeout;
+  // A request may wait behind the longest synchronous turn any app may take.
   pool.requestCpuLimit = config.requestCpuLimit;
+  for (const AppConfig& app : config.apps) {
+    pool.requestCpuLimit = std::max(pool.requestCpuLimit, app.requestCpuLimit);
+  }
   pool.streamIdleTimeout = config.streamIdleTimeout;
   std::vector<std::string> args = {
       "worker",
@@ -32,6 +38,12 @@ std::unique_ptr<Backend> makeSubprocessBackend(const ServerConfig& config,
       std::to_string(config.queueCapacity),
       "--max-frame-bytes",
       std::to_string(pool.maxFrameBytes),
+      "--threads",
+      std::to_string(config.executorThreads),
+      "--max-isolates",
+      std::to_string(config.maxIsolates),
+      "--isolate-idle-ms",
+      std::to_string(config.isolateIdleTimeout.count()),
   };
   // Workers are the engine in node; a configured worker binary (tests: a fake worker, or the
   // `isolane` executable, whose `worker` command starts the engine) is run as BINARY worker ....
@@ -93,6 +105,8 @@ Status Server::start() {
     AppSpec spec{app.name, app.module, app.vars};
     spec.fetchAllow = app.fetchAllow;
     spec.services = app.services;
+    spec.heapLimitMb = app.heapLimitMb;
+    spec.cpuLimitMs = static_cast<std::uint32_t>(app.requestCpuLimit.count());
     specs.push_back(std::move(spec));
     mounts.push_back(Mount{app.name, app.route, app.host, app.stripPrefix, app.streaming});
   }

@@ -31,6 +31,13 @@ struct AppIsolatesOptions {
   std::chrono::milliseconds idleTimeout{300'000};
 };
 
+// A process's cap on isolates, shared among its executor threads (at least one each).
+inline std::size_t perThreadIsolateCap(std::size_t total, std::size_t threads) {
+  if (threads == 0) threads = 1;
+  std::size_t each = (total + threads - 1) / threads;
+  return each == 0 ? 1 : each;
+}
+
 class AppIsolates final : public LocalApps {
  public:
   AppIsolates(const EventLoopOptions& loop, const AppIsolatesOptions& options, const Clock& clock,

@@ -37,7 +37,7 @@ namespace isolane {
 
 struct EventLoopOptions {
   IsolateLimits limits;
-  std::chrono::milliseconds cpuLimit{30'000};     // CPU time a request's JavaScript may use
+  std::chrono::milliseconds cpuLimit{2'000};      // CPU time a request's JavaScript may use
   std::chrono::milliseconds wallTimeout{60'000};  // from start to the response's head
   // A streamed body: the longest the app may go without producing a chunk while the client is
   // ready for more (waiting for a slow client does not count), and the longest it may stream.

@@ -106,7 +106,7 @@ int runWorkerProcess(const WorkerProcessOptions& options) {
   out.send(encodeHello(static_cast<std::int32_t>(getpid()), max, engineKey()));
 
   ConsoleLog console;
-  Executor executor(options.executor, console);
+  ExecutorSet executor(options.threads, options.executor, console);
   FrameReader reader(max);
   std::string buffer(std::size_t{64} * 1024, '\0');
   for (;;) {
@@ -161,7 +161,7 @@ int runWorkerProcess(const WorkerProcessOptions& options) {
           break;
         }
         case wire::Message::Heartbeat: {
-          Executor::Stats stats = executor.stats();
+          Executor::Stats stats = executor.stats();  // over every thread
           wire::HeartbeatAckT ack;
           ack.seq = frame->message_as_Heartbeat()->seq();
           ack.rss_bytes = residentBytes();

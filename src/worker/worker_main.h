@@ -1,17 +1,19 @@
 #pragma once
 // The worker process: what `isolane worker` runs in a child the pool spawned. It speaks the wire
 // protocol (src/ipc) on one socket: says hello, loads the apps it is told to, runs requests on its
-// executor, answers heartbeats with its figures, and exits on Shutdown or when the master goes.
+// executor threads (worker/executor_set.h), answers heartbeats with its figures, and exits on
+// Shutdown or when the master goes.
 
 #include <cstddef>
 
-#include "worker/executor.h"
+#include "worker/executor_set.h"
 
 namespace isolane {
 
 struct WorkerProcessOptions {
   int fd = 3;  // the socketpair end the master passed
   std::size_t maxFrameBytes = 0;
+  std::size_t threads = 1;  // executor threads
   ExecutorOptions executor;
 };
 

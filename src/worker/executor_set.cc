@@ -1,0 +1,134 @@
+#include "worker/executor_set.h"
+
+namespace isolane {
+
+// Forwards a streamed body and forgets the request's route once the body is over.
+class ExecutorSet::RoutedSink final : public StreamSink {
+ public:
+  RoutedSink(ExecutorSet& set, std::uint64_t key, std::shared_ptr<StreamSink> inner)
+      : set_(set), key_(key), inner_(std::move(inner)) {}
+  void piece(std::string_view bytes) override { inner_->piece(bytes); }
+  void end() override {
+    inner_->end();
+    set_.forget(key_);
+  }
+  void abort(FailureKind kind, const std::string& detail) override {
+    inner_->abort(kind, detail);
+    set_.forget(key_);
+  }
+
+ private:
+  ExecutorSet& set_;  // outlives its executors, which hold the sink
+  const std::uint64_t key_;
+  const std::shared_ptr<StreamSink> inner_;
+};
+
+ExecutorSet::ExecutorSet(std::size_t threads, const ExecutorOptions& options, LogSink& log,
+                         const Clock& clock) {
+  if (threads == 0) threads = 1;
+  for (std::size_t i = 0; i < threads; ++i) {
+    executors_.push_back(std::make_unique<Executor>(options, log, clock));
+  }
+}
+
+ExecutorSet::~ExecutorSet() { stop(); }
+
+Status ExecutorSet::loadApp(const AppSpec& spec, AppLoadReport* report) {
+  Status first = executors_[0]->loadApp(spec, report, /*warm=*/true);
+  if (!first) return first;
+  AppSpec rest = spec;
+  // The other threads compile from the cache the first one made, if there was none.
+  if (report && !report->producedCache.empty() && !spec.sourceSha256.empty() &&
+      report->sourceSha256 == spec.sourceSha256) {
+    rest.codeCache = report->producedCache;
+  }
+  for (std::size_t i = 1; i < executors_.size(); ++i) {
+    if (Status s = executors_[i]->loadApp(rest, nullptr, /*warm=*/false); !s) return s;
+  }
+  return Status::success();
+}
+
+std::size_t ExecutorSet::pick(const std::string& app) const {
+  auto now = std::chrono::steady_clock::now();
+  std::size_t best = 0;
+  std::size_t bestScore = SIZE_MAX;
+  for (std::size_t i = 0; i < executors_.size(); ++i) {
+    const Executor& e = *executors_[i];
+    std::size_t score = e.pending();
+    // Making an isolate costs a few milliseconds: worth it only when the threads that have one
+    // are two requests busier.
+    if (!e.hosts(app)) score += 2;
+    // A thread inside a long turn cannot start anything until it ends.
+    if (auto since = e.busySince(); since && now - *since > kLongTurn) score += 1'000'000;
+    if (score < bestScore) {
+      best = i;
+      bestScore = score;
+    }
+  }
+  return best;
+}
+
+bool ExecutorSet::submit(RequestJob& job) {
+  std::size_t i = pick(job.request.app);
+  std::uint64_t key = job.cancelKey;
+  if (key == 0) return executors_[i]->submit(job);
+  routes_.lock()->insert_or_assign(key, i);
+  // The route lives until the answer, or until its streamed body ends.
+  auto original = std::make_shared<std::function<void(AppResponse)>>(std::move(job.done));
+  std::shared_ptr<StreamSink> originalSink = job.sink;
+  job.done = [this, key, original](AppResponse r) {
+    if (!r.streamed) forget(key);
+    (*original)(std::move(r));
+  };
+  if (job.sink) job.sink = std::make_shared<RoutedSink>(*this, key, originalSink);
+  if (executors_[i]->submit(job)) return true;
+  forget(key);
+  job.done = std::move(*original);  // untouched, as promised
+  job.sink = std::move(originalSink);
+  return false;
+}
+
+Executor* ExecutorSet::routeOf(std::uint64_t key) {
+  auto routes = routes_.lock();
+  auto it = routes->find(key);
+  return it == routes->end() ? nullptr : executors_[it->second].get();
+}
+
+void ExecutorSet::forget(std::uint64_t key) { routes_.lock()->erase(key); }
+
+void ExecutorSet::cancel(std::uint64_t key) {
+  if (Executor* e = routeOf(key)) e->cancel(key);
+}
+
+void ExecutorSet::credit(std::uint64_t key, std::size_t bytes) {
+  if (Executor* e = routeOf(key)) e->credit(key, bytes);
+}
+
+void ExecutorSet::requestBody(std::uint64_t key, std::string piece, bool end, std::string error) {
+  if (Executor* e = routeOf(key)) e->requestBody(key, std::move(piece), end, std::move(error));
+}
+
+void ExecutorSet::stop() {
+  for (auto& e : executors_) e->stop();
+}
+
+std::size_t ExecutorSet::pending() const {
+  std::size_t n = 0;
+  for (const auto& e : executors_) n += e->pending();
+  return n;
+}
+
+Executor::Stats ExecutorSet::stats() const {
+  Executor::Stats sum;
+  for (const auto& e : executors_) {
+    Executor::Stats s = e->stats();
+    sum.heapUsedBytes += s.heapUsedBytes;
+    sum.heapLimitBytes += s.heapLimitBytes;
+    sum.executions += s.executions;
+    sum.isolates += s.isolates;
+    sum.recycled += s.recycled;
+  }
+  return sum;
+}
+
+}  // namespace isolane

@@ -1,0 +1,62 @@
+#pragma once
+// ExecutorSet: the M executor threads of one process (a worker, or the server in process), and
+// which of them runs a request: the least loaded thread that already hosts the request's app and
+// is not inside a long turn; a thread without the app's isolate only when the ones that have it
+// are busier (it then makes one). Controls (cancel, credit, body) follow a request's cancel key to
+// the thread that runs it.
+//
+// Thread rule: every method is safe from any thread.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "util/guarded.h"
+#include "worker/executor.h"
+
+namespace isolane {
+
+class ExecutorSet {
+ public:
+  // A turn running longer than this (wall time) marks its thread busy: new requests go elsewhere.
+  static constexpr std::chrono::milliseconds kLongTurn{20};
+
+  ExecutorSet(std::size_t threads, const ExecutorOptions& options, LogSink& log,
+              const Clock& clock = SystemClock::instance());
+  ~ExecutorSet();
+  ExecutorSet(const ExecutorSet&) = delete;
+  ExecutorSet& operator=(const ExecutorSet&) = delete;
+
+  // Loads the app: its isolate is made on the first thread (the load's errors and code cache are
+  // that one's); the others make theirs when the router first sends them its work.
+  Status loadApp(const AppSpec& spec, AppLoadReport* report = nullptr);
+
+  // False when the chosen thread's queue is full or it is stopping (`job` untouched).
+  bool submit(RequestJob& job);
+  void cancel(std::uint64_t key);
+  void credit(std::uint64_t key, std::size_t bytes);
+  void requestBody(std::uint64_t key, std::string piece, bool end, std::string error);
+  void stop();
+
+  std::size_t size() const { return executors_.size(); }
+  std::size_t pending() const;
+  Executor::Stats stats() const;  // summed over the threads
+
+  // Which thread a request for `app` would go to now.
+  std::size_t pick(const std::string& app) const;
+
+ private:
+  class RoutedSink;
+  Executor* routeOf(std::uint64_t key);
+  void forget(std::uint64_t key);
+
+  // Cancel key -> thread, from submit until the answer (or its streamed body) ends. Declared
+  // first: the executors' last answers (on stop) still forget their routes.
+  Guarded<std::unordered_map<std::uint64_t, std::size_t>> routes_;
+  std::vector<std::unique_ptr<Executor>> executors_;
+};
+
+}  // namespace isolane
