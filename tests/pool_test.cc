@@ -38,10 +38,11 @@ PoolOptions options(std::vector<std::string> command, std::size_t size = 2) {
   return o;
 }
 
-std::future<AppResponse> call(Backend& backend, const std::string& app, const std::string& path) {
+std::future<AppResponse> call(Backend& backend, const std::string& app, const std::string& path,
+                              const std::string& method = "GET") {
   auto promise = std::make_shared<std::promise<AppResponse>>();
   auto future = promise->get_future();
-  backend.submit(AppRequest{app, "t", "GET", "http://test" + path, {}, ""},
+  backend.submit(AppRequest{app, "t", method, "http://test" + path, {}, ""},
                  [promise](AppResponse r) { promise->set_value(std::move(r)); });
   return future;
 }
@@ -89,12 +90,13 @@ class PoolTest : public ::testing::Test {
   MetricsRegistry metrics_;
 };
 
+// POSTs: not replayed, so the requests of the dead worker fail as WORKER_CRASHED.
 void killWorkerMidRequests(MetricsRegistry& metrics, int signal) {
   SubprocessBackend pool(options(realWorker()), metrics);
   ASSERT_TRUE(pool.start({AppSpec{"slow", kApps + "slow.js", {}}}));
   waitForReadyWorkers(pool, 2);
   std::vector<std::future<AppResponse>> answers;
-  for (int i = 0; i < 6; ++i) answers.push_back(call(pool, "slow", "/?ms=400"));
+  for (int i = 0; i < 6; ++i) answers.push_back(call(pool, "slow", "/?ms=400", "POST"));
   // Least-loaded placement spreads them: three on each worker.
   ASSERT_TRUE(eventually([&] {
     auto w = pool.workers();
@@ -225,6 +227,27 @@ TEST_F(PoolTest, AWorkerThatCannotStartIsAClearError) {
   Status s = pool.start({AppSpec{"hello", kApps + "hello.js", {}}});
   ASSERT_FALSE(s);
   EXPECT_NE(s.error().find("/nonexistent/isolane"), std::string::npos) << s.error();
+}
+
+TEST_F(PoolTest, GetsOfADeadWorkerAreReplayedOnceOnAnother) {
+  SubprocessBackend pool(options(realWorker()), metrics_);
+  ASSERT_TRUE(pool.start({AppSpec{"slow", kApps + "slow.js", {}}}));
+  waitForReadyWorkers(pool, 2);
+  std::vector<std::future<AppResponse>> answers;
+  for (int i = 0; i < 6; ++i) answers.push_back(call(pool, "slow", "/?ms=400"));
+  ASSERT_TRUE(eventually([&] {
+    auto w = pool.workers();
+    return w[0].inFlight == 3 && w[1].inFlight == 3;
+  }));
+  kill(pidOf(pool, 0), SIGKILL);
+  // The client of each sees the app's answer, not the crash.
+  for (auto& a : answers) {
+    AppResponse r = a.get();
+    EXPECT_EQ(r.failure, FailureKind::kNone) << r.failureDetail;
+    EXPECT_EQ(r.body, "done");
+  }
+  EXPECT_NE(metrics_.render().find("isolane_requests_replayed_total 3"), std::string::npos)
+      << metrics_.render();
 }
 
 TEST_F(PoolTest, AnAppThatFailsToLoadStopsTheStartNamingFileAndLine) {

@@ -37,6 +37,13 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
           {"result"})),
       codeCacheStored_(metrics.counter("isolane_code_cache_stored_total",
                                        "Code caches made by a worker and stored by the master")),
+      isolateRecycles_(metrics.counter(
+          "isolane_isolate_recycles_total",
+          "App isolates replaced by a fresh one: they hit their heap limit, or their live heap "
+          "stayed near it after full collections")),
+      replays_(metrics.counter("isolane_requests_replayed_total",
+                               "GET and HEAD requests sent again because their worker died "
+                               "under them")),
       codeCache_(options_.codeCacheDir) {
   for (std::size_t i = 0; i < options_.size; ++i) {
     auto slot = std::make_unique<Slot>();
@@ -62,6 +69,8 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
             [](const WorkerInfo& w) { return w.heapUsedBytes; });
     perSlot("isolane_worker_heap_limit_bytes", "V8 heap limit per worker",
             [](const WorkerInfo& w) { return w.heapLimitBytes; });
+    perSlot("isolane_worker_isolates", "App isolates alive per worker (one per app per thread)",
+            [](const WorkerInfo& w) { return w.isolates; });
     perSlot("isolane_worker_up", "1 when the slot has a live, ready worker",
             [](const WorkerInfo& w) { return w.state == SlotState::kReady ? 1 : 0; });
     std::size_t depth;
@@ -197,7 +206,7 @@ void SubprocessBackend::cancel(std::uint64_t handle) {
 }
 
 std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(AppResponse)> done,
-                                       SteadyTime arrived) {
+                                       SteadyTime arrived, bool replayed) {
   // Admission first, before any serialization: over the global cap the answer is immediate.
   bool stream = request.streaming;
   bool admitted = capOf(stream).tryTake();
@@ -234,7 +243,7 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
       queueRoom = std::max(queueRoom, capOf(stream).cap());
     }
     if (queue_.size() < queueRoom) {
-      queue_.push_back(Queued{std::move(request), std::move(done), arrived});
+      queue_.push_back(Queued{std::move(request), std::move(done), arrived, replayed});
       lock.unlock();
       unadmit();
       return 0;
@@ -264,6 +273,8 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
       {}};
   pending.stream = stream;
   pending.requestBody = request.bodyStream;
+  pending.arrived = arrived;
+  if (!replayed && isReplayable(request)) pending.replay = std::make_shared<AppRequest>(request);
   pending_.emplace(id, std::move(pending));
   lock.unlock();
 
@@ -315,7 +326,7 @@ void SubprocessBackend::drainQueue() {
       queue_.pop_front();
     }
   }
-  for (Queued& q : ready) route(std::move(q.request), std::move(q.done), q.arrived);
+  for (Queued& q : ready) route(std::move(q.request), std::move(q.done), q.arrived, q.replayed);
 }
 
 void SubprocessBackend::finish(std::uint64_t id, AppResponse response) {
@@ -339,7 +350,7 @@ std::vector<WorkerInfo> SubprocessBackend::workers() const {
     out.push_back(WorkerInfo{s->index, s->state, s->proc ? s->proc->pid() : 0, s->inFlight,
                              s->streams, inStreamingLane(*s), s->rssBytes, s->heapUsedBytes,
                              s->heapLimitBytes, s->executions,
-                             s->state == SlotState::kEmpty && s->respawnAt > now});
+                             s->state == SlotState::kEmpty && s->respawnAt > now, s->isolates});
   }
   return out;
 }

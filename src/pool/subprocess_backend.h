@@ -39,6 +39,7 @@ struct WorkerInfo {
   bool streamingLane;
   std::uint64_t rssBytes, heapUsedBytes, heapLimitBytes, executions;
   bool coolingDown;
+  std::uint64_t isolates = 0;  // app isolates alive in the worker
 };
 
 class SubprocessBackend final : public Backend {
@@ -85,8 +86,9 @@ class SubprocessBackend final : public Backend {
   void killLocked(Slot& slot, const std::string& reason);
   // Dispatches to a worker or queues or sheds; mu_ must not be held.
   // Returns the pending id (the cancel handle), 0 when shed or queued.
-  std::uint64_t route(AppRequest request, std::function<void(AppResponse)> done,
-                      SteadyTime arrived);
+  // `replayed`: this is the one replay of an idempotent request whose worker died under it.
+  std::uint64_t route(AppRequest request, std::function<void(AppResponse)> done, SteadyTime arrived,
+                      bool replayed = false);
   void drainQueue();
   void finish(std::uint64_t id, AppResponse response);
   // The cap a request is held by: the stream cap or the global in-flight cap.
@@ -133,6 +135,8 @@ class SubprocessBackend final : public Backend {
   Family<Histogram>& workerStart_;
   Family<Counter>& codeCacheLoads_;
   Family<Counter>& codeCacheStored_;
+  Family<Counter>& isolateRecycles_;
+  Family<Counter>& replays_;
 
   const CodeCacheStore codeCache_;
 

@@ -69,6 +69,12 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
       slot.heapUsedBytes = m->heap_used_bytes();
       slot.heapLimitBytes = m->heap_limit_bytes();
       slot.executions = m->executions();
+      slot.isolates = m->isolates();
+      // The worker counts since it started: what is new since its last heartbeat.
+      if (m->isolates_recycled() > slot.isolatesRecycled) {
+        isolateRecycles_.with({}).inc(m->isolates_recycled() - slot.isolatesRecycled);
+      }
+      slot.isolatesRecycled = m->isolates_recycled();
       if (slot.heartbeatOutstanding && m->seq() == slot.heartbeatSeq) {
         heartbeatRtt_.with({}).observe(
             std::chrono::duration<double>(now - slot.heartbeatSentAt).count());

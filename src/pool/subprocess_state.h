@@ -34,6 +34,8 @@ struct SubprocessBackend::Slot {
   std::string engineKey;  // from its Hello: what its code caches are keyed by
   CrashBudget budget;
   std::uint64_t rssBytes = 0, heapUsedBytes = 0, heapLimitBytes = 0, executions = 0;
+  std::uint64_t isolates = 0;
+  std::uint64_t isolatesRecycled = 0;  // as its last heartbeat said (the worker counts since start)
 };
 
 struct SubprocessBackend::Pending {
@@ -51,12 +53,23 @@ struct SubprocessBackend::Pending {
   bool stream = false;
   std::shared_ptr<BodyPipe> pipe = {};         // a streamed body on its way to the front
   std::shared_ptr<BodyPipe> requestBody = {};  // a streamed request body on its way to the worker
+  // A GET or HEAD, kept until its head arrives: if its worker dies under it (another app's fatal
+  // error, say), it is sent once more, to whichever worker is ready, instead of failing.
+  std::shared_ptr<const AppRequest> replay = {};
+  SteadyTime arrived{};
 };
+
+// A request that may be sent twice: nothing of it changes state by the Fetch and HTTP standards
+// reckoning (GET, HEAD), and it has no body to send again.
+inline bool isReplayable(const AppRequest& r) {
+  return (r.method == "GET" || r.method == "HEAD") && !r.bodyStream && r.body.empty();
+}
 
 struct SubprocessBackend::Queued {
   AppRequest request;
   std::function<void(AppResponse)> done;
   SteadyTime arrived;
+  bool replayed = false;
 };
 
 // Bodies buffered in the master across all requests: past it, the response that would cross it

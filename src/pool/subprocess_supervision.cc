@@ -46,6 +46,8 @@ void SubprocessBackend::spawnLocked(Slot& slot) {
   if (slot.everReady) respawns_.with({}).inc();
   slot.engineKey.clear();
   slot.helloSeen = false;
+  slot.isolates = 0;
+  slot.isolatesRecycled = 0;  // a new worker counts from zero
   // The apps go out when it says hello (loadApps): their code caches depend on its engine.
   logEvent(Level::kInfo, "worker spawned", {{"slot", index}, {"pid", slot.proc->pid()}});
 }
@@ -107,7 +109,12 @@ void SubprocessBackend::killLocked(Slot& slot, const std::string& reason) {
 }
 
 void SubprocessBackend::onDeath(int index, std::uint64_t generation, const std::string& reason) {
-  std::vector<std::pair<std::function<void(AppResponse)>, std::string>> orphans;
+  struct Orphan {
+    std::function<void(AppResponse)> done;
+    std::shared_ptr<const AppRequest> replay;
+    SteadyTime arrived;
+  };
+  std::vector<Orphan> orphans;
   std::string why;
   pid_t pid = 0;
   bool stopping;
@@ -124,7 +131,8 @@ void SubprocessBackend::onDeath(int index, std::uint64_t generation, const std::
         buffered_ -= it->second.response.body.size();
         releaseLocked(it->second);
         if (it->second.done) {
-          orphans.emplace_back(std::move(it->second.done), it->second.requestId);
+          orphans.push_back(
+              Orphan{std::move(it->second.done), it->second.replay, it->second.arrived});
         } else if (it->second.pipe) {
           it->second.pipe->fail(cut);  // the head went out: the stream is cut
         }
@@ -160,11 +168,23 @@ void SubprocessBackend::onDeath(int index, std::uint64_t generation, const std::
               {"reason", why},
               {"requests_lost", static_cast<std::int64_t>(orphans.size())}});
   }
-  for (auto& [done, requestId] : orphans) {
-    done(AppResponse::failed(stopping ? FailureKind::kShuttingDown : FailureKind::kWorkerCrashed,
-                             "worker " + std::to_string(index) + " (pid " + std::to_string(pid) +
-                                 ") " + (stopping ? "stopped" : "crashed") +
-                                 " during the request: " + why));
+  std::size_t replayed = 0;
+  for (Orphan& orphan : orphans) {
+    // A GET or HEAD goes once more to a ready worker: its client never sees another app's crash.
+    if (orphan.replay && !stopping) {
+      ++replayed;
+      replays_.with({}).inc();
+      route(*orphan.replay, std::move(orphan.done), orphan.arrived, /*replayed=*/true);
+      continue;
+    }
+    orphan.done(AppResponse::failed(
+        stopping ? FailureKind::kShuttingDown : FailureKind::kWorkerCrashed,
+        "worker " + std::to_string(index) + " (pid " + std::to_string(pid) + ") " +
+            (stopping ? "stopped" : "crashed") + " during the request: " + why));
+  }
+  if (replayed) {
+    logEvent(Level::kWarn, "requests replayed after their worker died",
+             {{"slot", index}, {"replayed", static_cast<std::int64_t>(replayed)}});
   }
   drainQueue();
 }
