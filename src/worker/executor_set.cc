@@ -54,12 +54,13 @@ std::size_t ExecutorSet::pick(const std::string& app) const {
   std::size_t bestScore = SIZE_MAX;
   for (std::size_t i = 0; i < executors_.size(); ++i) {
     const Executor& e = *executors_[i];
-    std::size_t score = e.pending();
-    // Making an isolate costs a few milliseconds: worth it only when the threads that have one
-    // are two requests busier.
-    if (!e.hosts(app)) score += 2;
-    // A thread inside a long turn cannot start anything until it ends.
-    if (auto since = e.busySince(); since && now - *since > kLongTurn) score += 1'000'000;
+    std::size_t score = 2 * e.pending();
+    // Making an isolate costs a few milliseconds: worth it when the threads that have one are
+    // busier.
+    if (!e.hosts(app)) score += 3;
+    // A thread inside a turn starts nothing until the turn ends, and nobody knows how long it
+    // will be; one inside a long turn is avoided whatever the others do.
+    if (auto since = e.busySince()) score += now - *since > kLongTurn ? 1'000'000 : 4;
     if (score < bestScore) {
       best = i;
       bestScore = score;

@@ -65,7 +65,8 @@ const std::map<std::string, Expected> kCases = {
 
 class HostileAppTest : public ::testing::TestWithParam<std::string> {
  protected:
-  // A server on port 0 in the backend under test, one worker (so an app's state is one).
+  // A server on port 0 in the backend under test, one worker with one executor thread (so an
+  // app has one isolate, and its state is one).
   static ServerConfig baseConfig() {
     ServerConfig config;
     config.listenPort = 0;
@@ -73,6 +74,7 @@ class HostileAppTest : public ::testing::TestWithParam<std::string> {
     config.workerBinary = ISOLANE_BINARY;
     config.backend = GetParam();
     config.pool.size = 1;
+    config.executorThreads = 1;
     return config;
   }
   void SetUp() override {

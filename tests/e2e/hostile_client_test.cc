@@ -34,7 +34,9 @@ class HostileClientTest : public ::testing::Test {
     config.listenPort = 0;
     config.adminPort = 0;
     config.workerBinary = ISOLANE_BINARY;
-    config.pool.size = 1;  // one worker: the recorder app sees every request
+    // One worker with one executor thread: one isolate of the recorder app sees every request.
+    config.pool.size = 1;
+    config.executorThreads = 1;
     if (config.apps.empty()) config.apps = {test::fixtureApp("recorder", "recorder.js", "/")};
     server_ = std::make_unique<Server>(std::move(config));
     Status s = server_->start();
@@ -110,6 +112,7 @@ TEST_F(HostileClientTest, FoldedAndRepeatedFramingHeadersAreRefused) {
 TEST_F(HostileClientTest, DotSegmentsAreResolvedBeforeRoutingAsTheAppWillSeeThem) {
   ServerConfig config;
   config.pool.size = 1;
+  config.executorThreads = 1;
   config.listenPort = 0;
   config.adminPort = 0;
   config.workerBinary = ISOLANE_BINARY;
