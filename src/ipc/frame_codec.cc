@@ -3,14 +3,12 @@
 #include <cstring>
 
 namespace isolane {
-namespace {
 
 using flatbuffers::FlatBufferBuilder;
 using flatbuffers::Offset;
 
-// Length-prefixes the finished builder, or names the size that is over the ceiling.
-Result<std::string> finish(FlatBufferBuilder& fbb, wire::Message type, Offset<void> message,
-                           std::size_t maxFrameBytes) {
+Result<std::string> finishFrame(FlatBufferBuilder& fbb, wire::Message type, Offset<void> message,
+                                std::size_t maxFrameBytes) {
   fbb.Finish(wire::CreateFrame(fbb, type, message));
   std::size_t size = fbb.GetSize();
   if (size > maxFrameBytes) {
@@ -27,8 +25,8 @@ Result<std::string> finish(FlatBufferBuilder& fbb, wire::Message type, Offset<vo
   return out;
 }
 
-Offset<flatbuffers::Vector<Offset<wire::Header>>> headers(FlatBufferBuilder& fbb,
-                                                          const HeaderList& list) {
+Offset<flatbuffers::Vector<Offset<wire::Header>>> wireHeaders(FlatBufferBuilder& fbb,
+                                                              const HeaderList& list) {
   std::vector<Offset<wire::Header>> out;
   out.reserve(list.size());
   for (const auto& [name, value] : list) {
@@ -37,7 +35,14 @@ Offset<flatbuffers::Vector<Offset<wire::Header>>> headers(FlatBufferBuilder& fbb
   return fbb.CreateVector(out);
 }
 
+namespace {
+
 std::string str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
+Result<std::string> finish(FlatBufferBuilder& fbb, wire::Message type, Offset<void> message,
+                           std::size_t maxFrameBytes) {
+  return finishFrame(fbb, type, message, maxFrameBytes);
+}
+auto headers(FlatBufferBuilder& fbb, const HeaderList& list) { return wireHeaders(fbb, list); }
 
 }  // namespace
 

@@ -81,5 +81,10 @@ class FrameReader {
 
 // Converts between wire headers and ours.
 HeaderList headersFrom(const flatbuffers::Vector<flatbuffers::Offset<wire::Header>>* headers);
+flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<wire::Header>>> wireHeaders(
+    flatbuffers::FlatBufferBuilder& fbb, const HeaderList& list);
+// Length-prefixes the finished builder, or names the size that is over the ceiling.
+Result<std::string> finishFrame(flatbuffers::FlatBufferBuilder& fbb, wire::Message type,
+                                flatbuffers::Offset<void> message, std::size_t maxFrameBytes);
 
 }  // namespace isolane

@@ -44,6 +44,7 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
       replays_(metrics.counter("isolane_requests_replayed_total",
                                "GET and HEAD requests sent again because their worker died "
                                "under them")),
+      egress_(FetchClientOptions{}, options_.maxFrameBytes),
       codeCache_(options_.codeCacheDir) {
   for (std::size_t i = 0; i < options_.size; ++i) {
     auto slot = std::make_unique<Slot>();
@@ -146,6 +147,7 @@ SubprocessBackend::Slot* SubprocessBackend::pickLocked(bool stream) {
 
 Status SubprocessBackend::start(const std::vector<AppSpec>& apps) {
   apps_ = apps;
+  egress_.setApps(apps);
   if (options_.workerCommand.empty()) return Error{"no worker command configured"};
   std::unique_lock<std::mutex> lock(mu_);
   // The first worker starts alone: one ready worker is enough to serve, and on a machine with

@@ -22,6 +22,7 @@
 #include "pool/capped_count.h"
 #include "pool/code_cache_store.h"
 #include "pool/crash_budget.h"
+#include "pool/egress.h"
 #include "pool/pool_options.h"
 #include "pool/worker_process.h"
 #include "util/clock.h"
@@ -137,6 +138,11 @@ class SubprocessBackend final : public Backend {
   Family<Counter>& codeCacheStored_;
   Family<Counter>& isolateRecycles_;
   Family<Counter>& replays_;
+  // Performs the workers' outbound fetches (they hold no network).
+  Egress egress_;
+  static std::uint64_t egressOwner(int slot, std::uint64_t generation) {
+    return (generation << 5) | static_cast<std::uint64_t>(slot);  // at most 16 slots
+  }
 
   const CodeCacheStore codeCache_;
 

@@ -1,6 +1,7 @@
 // SubprocessBackend: the frames a worker sends about its requests, checked before use.
 #include <signal.h>
 
+#include "ipc/fetch_codec.h"
 #include "obs/log.h"
 #include "pool/subprocess_backend.h"
 #include "pool/subprocess_state.h"
@@ -31,6 +32,22 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
     return &it->second;
   };
   switch (frame.message_type()) {
+    case wire::Message::FetchCall: {
+      if (!slot.helloSeen) return violation("FetchCall before Hello");
+      if (!slot.egressReply) {
+        // Holds the worker weakly: an operation outliving its worker cannot keep it.
+        std::weak_ptr<WorkerProcess> proc = slot.proc;
+        slot.egressReply = std::make_shared<const Egress::Reply>([proc](const std::string& f) {
+          auto p = proc.lock();
+          return p && p->send(f).ok();
+        });
+      }
+      std::shared_ptr<const Egress::Reply> reply = slot.egressReply;
+      lock.unlock();
+      egress_.call(egressOwner(index, generation), reply,
+                   decodeFetchCall(*frame.message_as_FetchCall()));
+      return;
+    }
     case wire::Message::Hello: {
       const wire::Hello* m = frame.message_as_Hello();
       if (m->version() != kProtocolVersion) {

@@ -35,7 +35,10 @@ struct SubprocessBackend::Slot {
   CrashBudget budget;
   std::uint64_t rssBytes = 0, heapUsedBytes = 0, heapLimitBytes = 0, executions = 0;
   std::uint64_t isolates = 0;
-  std::uint64_t isolatesRecycled = 0;  // as its last heartbeat said (the worker counts since start)
+  std::uint64_t isolatesRecycled = 0;
+  std::shared_ptr<const Egress::Reply>
+      egressReply;  // how its fetches' events reach it  // as its last heartbeat said (the worker
+                    // counts since start)
 };
 
 struct SubprocessBackend::Pending {

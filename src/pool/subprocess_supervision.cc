@@ -48,6 +48,7 @@ void SubprocessBackend::spawnLocked(Slot& slot) {
   slot.helloSeen = false;
   slot.isolates = 0;
   slot.isolatesRecycled = 0;  // a new worker counts from zero
+  slot.egressReply.reset();
   // The apps go out when it says hello (loadApps): their code caches depend on its engine.
   logEvent(Level::kInfo, "worker spawned", {{"slot", index}, {"pid", slot.proc->pid()}});
 }
@@ -142,6 +143,7 @@ void SubprocessBackend::onDeath(int index, std::uint64_t generation, const std::
       }
     }
     if (slot.proc) graveyard_.push_back(std::move(slot.proc));
+    egress_.forget(egressOwner(index, generation));
     slot.state = SlotState::kEmpty;
     slot.inFlight = 0;
     slot.streams = 0;

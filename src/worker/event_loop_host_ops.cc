@@ -56,6 +56,7 @@ std::uint64_t EventLoop::fetchStart(ContextState& state, AppRequest request,
   init.body = std::move(request.body);
   if (timeout.count() > 0) init.timeout = timeout;
   init.policy = FetchPolicy(app->spec.fetchAllow);
+  init.app = app->spec.name;
   std::uint64_t id = fetch_.start(std::move(init), fetchEvents_);
   return registerOp(state, callbacks, false, id);
 }

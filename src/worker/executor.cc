@@ -108,7 +108,9 @@ void Executor::run() {
   // Shared by the thread's app isolates: one turn runs at a time, so one watchdog; one fetch
   // client, so one reactor thread and one connection pool.
   Watchdog watchdog(&busySinceNs_);
-  FetchRouter fetch(doorbell_, options_.loop.fetch);
+  FetchRouter fetch(options_.egress
+                        ? options_.egress(doorbell_)
+                        : std::make_unique<FetchClient>(doorbell_, options_.loop.fetch));
   AppIsolates isolates(options_.loop, options_.isolates, clock_, log_, doorbell_, watchdog, fetch);
   std::deque<RequestJob> jobs;
   std::deque<LoadCommand> commands;

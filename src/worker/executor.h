@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <future>
 #include <memory>
 #include <optional>
@@ -30,6 +31,9 @@ struct ExecutorOptions {
   AppIsolatesOptions isolates;
   // Requests accepted but not yet started. Full: submit() says no and the caller sheds (503).
   std::size_t queueCapacity = 4096;
+  // Where the thread's outbound fetches go (called on the executor thread, with its doorbell);
+  // empty: a FetchClient of its own (in process).
+  std::function<std::unique_ptr<EgressChannel>(Doorbell&)> egress;
 };
 
 class Executor {

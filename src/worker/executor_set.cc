@@ -55,12 +55,16 @@ std::size_t ExecutorSet::pick(const std::string& app) const {
   for (std::size_t i = 0; i < executors_.size(); ++i) {
     const Executor& e = *executors_[i];
     std::size_t score = 2 * e.pending();
-    // Making an isolate costs a few milliseconds: worth it when the threads that have one are
-    // busier.
-    if (!e.hosts(app)) score += 3;
+    // Making an isolate costs a few milliseconds: worth it as soon as the threads that have one
+    // have anything queued or running (a request queued behind another may wait a whole turn).
+    if (!e.hosts(app)) score += 1;
     // A thread inside a turn starts nothing until the turn ends, and nobody knows how long it
-    // will be; one inside a long turn is avoided whatever the others do.
-    if (auto since = e.busySince()) score += now - *since > kLongTurn ? 1'000'000 : 4;
+    // will be; one inside a long turn is avoided whatever the others do, and when every thread
+    // is, the one whose turn began last wins (the oldest is the likeliest to be stuck).
+    if (auto since = e.busySince()) {
+      auto busy = std::chrono::duration_cast<std::chrono::milliseconds>(now - *since);
+      score += busy > kLongTurn ? 1'000'000 + static_cast<std::size_t>(busy.count()) : 4;
+    }
     if (score < bestScore) {
       best = i;
       bestScore = score;

@@ -17,14 +17,17 @@
 #include <thread>
 #include <unordered_map>
 
+#include "ipc/fetch_exchange.h"
 #include "ipc/http_exchange.h"
 #include "util/bounded_queue.h"
 #include "util/doorbell.h"
+#include "worker/egress_channel.h"
 #include "worker/fetch_policy.h"
 
 namespace isolane {
 
 struct FetchInit {
+  std::string app;  // whose fetch_allow `policy` holds (the master rebuilds it from its config)
   std::string method = "GET";
   std::string url;  // absolute http: or https:
   HeaderList headers;
@@ -33,36 +36,24 @@ struct FetchInit {
   FetchPolicy policy;
 };
 
-struct FetchEvent {
-  enum class Kind { kHead, kChunk, kEnd, kError };
-  std::uint64_t op = 0;
-  Kind kind = Kind::kError;
-  int status = 0;
-  std::string statusText;
-  HeaderList headers;
-  std::string data;       // kChunk: bytes; kError: message
-  std::string errorKind;  // kError: policy | network | timeout | too-large | aborted
-};
-
 struct FetchClientOptions {
   std::size_t maxResponseBytes = 64u << 20;  // one response body; past it: too-large
   std::size_t eventCapacity = 4096;          // events not yet taken by the executor
   std::size_t chunkBytes = 64u << 10;        // at most this much per pulled chunk
 };
 
-class FetchClient {
+class FetchClient final : public EgressChannel {
  public:
   FetchClient(Doorbell& wake, FetchClientOptions options = {});
-  ~FetchClient();
+  ~FetchClient() override;
   FetchClient(const FetchClient&) = delete;
   FetchClient& operator=(const FetchClient&) = delete;
 
-  std::uint64_t start(FetchInit init);
-  // Asks for the next body event of `op` (kChunk, kEnd or kError).
-  void pull(std::uint64_t op);
-  // Closes the connection; a kError "aborted" follows unless the op already ended.
-  void abort(std::uint64_t op);
-  void drainInto(std::deque<FetchEvent>& out) { events_.drainInto(out); }
+  // Safe from any thread (the master's egress calls them from each worker's reader).
+  std::uint64_t start(FetchInit init) override;
+  void pull(std::uint64_t op) override;
+  void abort(std::uint64_t op) override;  // closes the connection
+  void drainInto(std::deque<FetchEvent>& out) override { events_.drainInto(out); }
 
   class Op;
 

@@ -1,12 +1,13 @@
 #pragma once
-// FetchRouter: one FetchClient (one reactor thread, one connection pool) shared by every app
-// isolate of an executor thread. Each operation is started on behalf of an inbox (the
-// EventLoop's); route() hands every event the client produced to the inbox of its operation.
+// FetchRouter: one egress channel (to the master, or a FetchClient of the thread's own) shared by
+// every app isolate of an executor thread. Each operation is started on behalf of an inbox (the
+// EventLoop's); route() hands every event the channel produced to the inbox of its operation.
 //
 // Thread rule: the executor thread only (as the FetchClient calls it makes).
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <unordered_map>
 
 #include "worker/fetch_client.h"
@@ -15,19 +16,19 @@ namespace isolane {
 
 class FetchRouter {
  public:
-  FetchRouter(Doorbell& wake, FetchClientOptions options) : client_(wake, options) {}
+  explicit FetchRouter(std::unique_ptr<EgressChannel> channel) : client_(std::move(channel)) {}
 
   std::uint64_t start(FetchInit init, std::deque<FetchEvent>& inbox) {
-    std::uint64_t op = client_.start(std::move(init));
+    std::uint64_t op = client_->start(std::move(init));
     inboxes_[op] = &inbox;
     return op;
   }
-  void pull(std::uint64_t op) { client_.pull(op); }
-  void abort(std::uint64_t op) { client_.abort(op); }
+  void pull(std::uint64_t op) { client_->pull(op); }
+  void abort(std::uint64_t op) { client_->abort(op); }
 
   // Moves the client's events to their inboxes; an event of a forgotten operation is dropped.
   void route() {
-    client_.drainInto(scratch_);
+    client_->drainInto(scratch_);
     for (FetchEvent& event : scratch_) {
       auto it = inboxes_.find(event.op);
       if (it == inboxes_.end()) continue;
@@ -44,7 +45,7 @@ class FetchRouter {
   void forget(const std::deque<FetchEvent>& inbox) {
     for (auto it = inboxes_.begin(); it != inboxes_.end();) {
       if (it->second == &inbox) {
-        client_.abort(it->first);
+        client_->abort(it->first);
         it = inboxes_.erase(it);
       } else {
         ++it;
@@ -53,7 +54,7 @@ class FetchRouter {
   }
 
  private:
-  FetchClient client_;
+  std::unique_ptr<EgressChannel> client_;
   std::unordered_map<std::uint64_t, std::deque<FetchEvent>*> inboxes_;
   std::deque<FetchEvent> scratch_;
 };

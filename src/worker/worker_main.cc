@@ -8,11 +8,13 @@
 #include <cerrno>
 #include <fstream>
 
+#include "ipc/fetch_codec.h"
 #include "ipc/frame_codec.h"
 #include "ipc/frame_outbox.h"
 #include "obs/console_log.h"
 #include "obs/log.h"
 #include "runtime/engine_key.h"
+#include "worker/wire_egress.h"
 
 namespace isolane {
 namespace {
@@ -106,7 +108,11 @@ int runWorkerProcess(const WorkerProcessOptions& options) {
   out.send(encodeHello(static_cast<std::int32_t>(getpid()), max, engineKey()));
 
   ConsoleLog console;
-  ExecutorSet executor(options.threads, options.executor, console);
+  // Outbound fetches go to the master, which performs them outside this sandbox.
+  WireEgressHub egress(out, max);
+  ExecutorOptions executorOptions = options.executor;
+  executorOptions.egress = [&egress](Doorbell& wake) { return egress.channel(wake); };
+  ExecutorSet executor(options.threads, executorOptions, console);
   FrameReader reader(max);
   std::string buffer(std::size_t{64} * 1024, '\0');
   for (;;) {
@@ -188,6 +194,9 @@ int runWorkerProcess(const WorkerProcessOptions& options) {
           executor.credit(m->id(), m->bytes());
           break;
         }
+        case wire::Message::FetchEvent:
+          egress.deliver(decodeFetchEvent(*frame->message_as_FetchEvent()));
+          break;
         case wire::Message::Cancel:
           executor.cancel(frame->message_as_Cancel()->id());
           break;

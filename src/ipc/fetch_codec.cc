@@ -1,0 +1,108 @@
+#include "ipc/fetch_codec.h"
+
+namespace isolane {
+namespace {
+
+std::string str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
+
+std::string bytes(const flatbuffers::Vector<std::uint8_t>* v) {
+  return v ? std::string(v->begin(), v->end()) : std::string();
+}
+
+flatbuffers::Offset<flatbuffers::Vector<std::uint8_t>> byteVector(
+    flatbuffers::FlatBufferBuilder& fbb, const std::string& data) {
+  return fbb.CreateVector(reinterpret_cast<const std::uint8_t*>(data.data()), data.size());
+}
+
+}  // namespace
+
+Result<std::string> encodeFetchCall(const FetchCall& call, std::size_t max) {
+  flatbuffers::FlatBufferBuilder fbb(128 + call.url.size() + call.body.size());
+  auto action = call.action == FetchCall::Action::kStart  ? wire::FetchAction::Start
+                : call.action == FetchCall::Action::kPull ? wire::FetchAction::Pull
+                                                          : wire::FetchAction::Abort;
+  flatbuffers::Offset<wire::FetchCall> m;
+  if (call.action == FetchCall::Action::kStart) {
+    m = wire::CreateFetchCall(fbb, call.op, action, fbb.CreateString(call.app),
+                              fbb.CreateString(call.method), fbb.CreateString(call.url),
+                              wireHeaders(fbb, call.headers), byteVector(fbb, call.body),
+                              call.timeoutMs);
+  } else {
+    m = wire::CreateFetchCall(fbb, call.op, action);
+  }
+  return finishFrame(fbb, wire::Message::FetchCall, m.Union(), max);
+}
+
+Result<std::string> encodeFetchEvent(const FetchEvent& event, std::size_t max) {
+  flatbuffers::FlatBufferBuilder fbb(128 + event.data.size());
+  wire::FetchEventKind kind = wire::FetchEventKind::Error;
+  switch (event.kind) {
+    case FetchEvent::Kind::kHead:
+      kind = wire::FetchEventKind::Head;
+      break;
+    case FetchEvent::Kind::kChunk:
+      kind = wire::FetchEventKind::Chunk;
+      break;
+    case FetchEvent::Kind::kEnd:
+      kind = wire::FetchEventKind::End;
+      break;
+    case FetchEvent::Kind::kError:
+      break;
+  }
+  auto status =
+      static_cast<std::uint16_t>(event.status < 0 || event.status > 999 ? 0 : event.status);
+  auto m = wire::CreateFetchEvent(fbb, event.op, kind, status, fbb.CreateString(event.statusText),
+                                  wireHeaders(fbb, event.headers), byteVector(fbb, event.data),
+                                  fbb.CreateString(event.errorKind));
+  return finishFrame(fbb, wire::Message::FetchEvent, m.Union(), max);
+}
+
+FetchCall decodeFetchCall(const wire::FetchCall& m) {
+  FetchCall call;
+  call.op = m.op();
+  switch (m.action()) {
+    case wire::FetchAction::Start:
+      call.action = FetchCall::Action::kStart;
+      break;
+    case wire::FetchAction::Pull:
+      call.action = FetchCall::Action::kPull;
+      break;
+    default:
+      call.action = FetchCall::Action::kAbort;
+      break;
+  }
+  call.app = str(m.app());
+  call.method = str(m.method());
+  call.url = str(m.url());
+  call.headers = headersFrom(m.headers());
+  call.body = bytes(m.body());
+  call.timeoutMs = m.timeout_ms();
+  return call;
+}
+
+FetchEvent decodeFetchEvent(const wire::FetchEvent& m) {
+  FetchEvent event;
+  event.op = m.op();
+  switch (m.kind()) {
+    case wire::FetchEventKind::Head:
+      event.kind = FetchEvent::Kind::kHead;
+      break;
+    case wire::FetchEventKind::Chunk:
+      event.kind = FetchEvent::Kind::kChunk;
+      break;
+    case wire::FetchEventKind::End:
+      event.kind = FetchEvent::Kind::kEnd;
+      break;
+    default:
+      event.kind = FetchEvent::Kind::kError;
+      break;
+  }
+  event.status = m.status();
+  event.statusText = str(m.status_text());
+  event.headers = headersFrom(m.headers());
+  event.data = bytes(m.data());
+  event.errorKind = str(m.error_kind());
+  return event;
+}
+
+}  // namespace isolane
