@@ -24,6 +24,7 @@ struct WorkerArgs {
   int slot = 0;
   long long cpuMs = 2'000, timeoutMs = 60'000, heapMb = 128, queueCapacity = 4096;
   long long threads = 1, maxIsolates = 64, isolateIdleMs = 300'000;
+  bool sandbox = true;
   long long streamIdleMs = 60'000, streamMaxMs = 3'600'000;
   std::size_t maxFrameBytes = 0;
 };

@@ -5,6 +5,7 @@
 
 #include <boost/beast/http/status.hpp>
 #include <condition_variable>
+#include <cstdlib>
 #include <future>
 #include <iostream>
 #include <mutex>
@@ -150,6 +151,9 @@ int worker(const WorkerArgs& args) {
   options.executor.isolates.maxIsolates =
       perThreadIsolateCap(static_cast<std::size_t>(args.maxIsolates), options.threads);
   options.executor.isolates.idleTimeout = std::chrono::milliseconds(args.isolateIdleMs);
+  options.sandbox = args.sandbox;
+  const char* tmp = std::getenv("TMPDIR");
+  options.sandboxOptions.emptyDir = tmp && *tmp ? tmp : "/tmp";
   return runWorkerProcess(options);
 }
 

@@ -51,6 +51,9 @@ struct PoolOptions {
   std::chrono::milliseconds shutdownGrace{2'000};  // after Shutdown, before SIGKILL
   CrashBudgetOptions crashBudget;
 
+  // Workers enter the sandbox (worker/sandbox.h) once started: no network, no writes, no exec.
+  bool sandbox = true;
+
   std::size_t maxFrameBytes = kDefaultMaxFrameBytes;
   // The worker executable and its arguments; the pool appends `--slot N`. The child finds its
   // socket on descriptor 3.

@@ -163,6 +163,7 @@ Result<ServerConfig> parseConfig(const std::string& text, const std::string& bas
   if (const toml::table* pool = root["pool"].as_table()) {
     std::string where = sourceName + " [pool]";
     if (auto backend = (*pool)["backend"].value<std::string>()) config.backend = *backend;
+    config.pool.sandbox = (*pool)["sandbox"].value_or(config.pool.sandbox);
     Status checks[] = {
         readInt(*pool, "size", config.pool.size, 1, 16, where),
         readInt(*pool, "max_inflight", config.pool.maxInflight, 1, 4096, where),

@@ -44,6 +44,8 @@ std::unique_ptr<Backend> makeSubprocessBackend(const ServerConfig& config,
       std::to_string(config.maxIsolates),
       "--isolate-idle-ms",
       std::to_string(config.isolateIdleTimeout.count()),
+      "--sandbox",
+      config.pool.sandbox ? "true" : "false",
   };
   // Workers are the engine in node; a configured worker binary (tests: a fake worker, or the
   // `isolane` executable, whose `worker` command starts the engine) is run as BINARY worker ....

@@ -107,7 +107,7 @@ void Executor::run() {
   pthread_setname_np(pthread_self(), "isolane-exec");
   // Shared by the thread's app isolates: one turn runs at a time, so one watchdog; one fetch
   // client, so one reactor thread and one connection pool.
-  Watchdog watchdog(&busySinceNs_);
+  Watchdog watchdog;
   FetchRouter fetch(options_.egress
                         ? options_.egress(doorbell_)
                         : std::make_unique<FetchClient>(doorbell_, options_.loop.fetch));
@@ -131,6 +131,14 @@ void Executor::run() {
     publish(isolates);
   };
   for (;;) {
+    // Busy from waking to parking: a turn, and also what comes between turns (flushing what a
+    // terminated turn queued, disposing a recycled isolate's heap) keeps requests waiting.
+    if (busySinceNs_.load(std::memory_order_relaxed) == 0) {
+      busySinceNs_.store(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::steady_clock::now().time_since_epoch())
+                             .count(),
+                         std::memory_order_relaxed);
+    }
     commands_.lock()->swap(commands);
     for (auto& command : commands) {
       command.outcome.set_value(isolates.load(command.spec, command.warm, command.report));
@@ -202,6 +210,7 @@ void Executor::run() {
                    std::chrono::duration_cast<std::chrono::nanoseconds>(*wake - clock_.now()));
       if (!until || timer < *until) until = timer;
     }
+    busySinceNs_.store(0, std::memory_order_relaxed);
     if (until) {
       doorbell_.waitUntil(*until);
     } else {

@@ -90,7 +90,8 @@ class Executor {
   // Safe from any thread: whether the thread has an isolate of `app` taking requests (as of its
   // last pass).
   bool hosts(const std::string& app) const { return hosted_.lock()->count(app) != 0; }
-  // Safe from any thread: when the turn running now started (steady clock), or nullopt.
+  // Safe from any thread: since when (steady clock) the thread has been working without a
+  // pause, or nullopt while it waits for work.
   std::optional<std::chrono::steady_clock::time_point> busySince() const {
     std::int64_t ns = busySinceNs_.load(std::memory_order_relaxed);
     if (ns == 0) return std::nullopt;
@@ -138,7 +139,7 @@ class Executor {
   std::atomic<std::uint64_t> executions_{0};
   std::atomic<std::size_t> isolates_{0};
   std::atomic<std::uint64_t> recycled_{0};
-  std::atomic<std::int64_t> busySinceNs_{0};  // the thread's Watchdog keeps it
+  std::atomic<std::int64_t> busySinceNs_{0};  // steady-clock ns; 0 while parked
   mutable Guarded<std::unordered_set<std::string>> hosted_;
   std::thread thread_;
 };

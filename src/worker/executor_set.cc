@@ -54,16 +54,17 @@ std::size_t ExecutorSet::pick(const std::string& app) const {
   std::size_t bestScore = SIZE_MAX;
   for (std::size_t i = 0; i < executors_.size(); ++i) {
     const Executor& e = *executors_[i];
-    std::size_t score = 2 * e.pending();
+    // Each request it has waits for its turns before a new one starts: the heaviest weight.
+    std::size_t score = 4 * e.pending();
     // Making an isolate costs a few milliseconds: worth it as soon as the threads that have one
-    // have anything queued or running (a request queued behind another may wait a whole turn).
+    // have anything queued or running.
     if (!e.hosts(app)) score += 1;
-    // A thread inside a turn starts nothing until the turn ends, and nobody knows how long it
-    // will be; one inside a long turn is avoided whatever the others do, and when every thread
-    // is, the one whose turn began last wins (the oldest is the likeliest to be stuck).
+    // A working thread starts nothing new until its pass ends, and nobody knows how long that
+    // will be; one working for long is avoided whatever the others do, and when every thread
+    // is, the one that started last wins (the oldest is the likeliest to be stuck).
     if (auto since = e.busySince()) {
       auto busy = std::chrono::duration_cast<std::chrono::milliseconds>(now - *since);
-      score += busy > kLongTurn ? 1'000'000 + static_cast<std::size_t>(busy.count()) : 4;
+      score += busy > kLongTurn ? 1'000'000 + static_cast<std::size_t>(busy.count()) : 2;
     }
     if (score < bestScore) {
       best = i;

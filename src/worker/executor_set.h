@@ -21,7 +21,8 @@ namespace isolane {
 
 class ExecutorSet {
  public:
-  // A turn running longer than this (wall time) marks its thread busy: new requests go elsewhere.
+  // A thread working this long without a pause (wall time; a long turn, or a big isolate's
+  // disposal) is busy: new requests go elsewhere.
   static constexpr std::chrono::milliseconds kLongTurn{20};
 
   ExecutorSet(std::size_t threads, const ExecutorOptions& options, LogSink& log,

@@ -99,6 +99,13 @@ void sendResponse(FrameOutbox& out, std::uint64_t id, const AppResponse& r, std:
 
 int runWorkerProcess(const WorkerProcessOptions& options) {
   signal(SIGPIPE, SIG_IGN);
+  // Before any app's code is read: what the worker may do from here on (worker/sandbox.h).
+  if (options.sandbox) {
+    if (Status s = enterSandbox(options.sandboxOptions); !s) {
+      logEvent(Level::kError, "cannot enter the worker sandbox; exiting", {{"error", s.error()}});
+      return 4;
+    }
+  }
   const std::size_t max = options.maxFrameBytes ? options.maxFrameBytes : kDefaultMaxFrameBytes;
   // The master is gone or no longer reads: nothing left to serve.
   FrameOutbox out(options.fd, [](const std::string& why) {

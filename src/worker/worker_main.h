@@ -7,6 +7,7 @@
 #include <cstddef>
 
 #include "worker/executor_set.h"
+#include "worker/sandbox.h"
 
 namespace isolane {
 
@@ -14,6 +15,8 @@ struct WorkerProcessOptions {
   int fd = 3;  // the socketpair end the master passed
   std::size_t maxFrameBytes = 0;
   std::size_t threads = 1;  // executor threads
+  bool sandbox = true;      // enter the worker sandbox (worker/sandbox.h) before anything else
+  SandboxOptions sandboxOptions;
   ExecutorOptions executor;
 };
 

@@ -11,6 +11,8 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "e2e/http_client.h"
@@ -465,6 +467,20 @@ TEST_F(ServerTest, AWorkerCrashIsA502ForAPostAndAReplayForAGet) {
   Response replayed = c.read();
   EXPECT_EQ(replayed.result_int(), 200) << replayed["x-isolane-error"];
   EXPECT_EQ(replayed.body(), "done");
+}
+
+TEST_F(ServerTest, WorkersRunInTheSandbox) {
+  ServerConfig config;
+  config.apps = {app("hello", "hello.js", "/")};
+  config.pool.size = 1;
+  start(std::move(config));
+  auto& pool = dynamic_cast<SubprocessBackend&>(server_->backend());
+  EXPECT_EQ(get(port_, "/x").body(), "hello /x");
+  std::ifstream in("/proc/" + std::to_string(pool.workers()[0].pid) + "/status");
+  std::string status((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(status.find("Seccomp:\t2"), std::string::npos) << status;  // a filter
+  EXPECT_NE(status.find("NoNewPrivs:\t1"), std::string::npos) << status;
+  if (geteuid() == 0) EXPECT_NE(status.find("Uid:\t65534"), std::string::npos) << status;
 }
 
 TEST_F(ServerTest, OverTheCapIsA503WithRetryAfterAndTheReason) {
