@@ -33,8 +33,10 @@ struct ServerConfig {
   std::uint16_t listenPort = 8080;
   std::size_t reactorThreads = 1;
   // Executor threads of each worker (and of the in-process backend); each hosts one isolate per
-  // app it serves. 2: a thread stuck in one app's long turn leaves another for the rest.
-  std::size_t executorThreads = 2;
+  // app it serves. 1 by measurement: on two cores with two workers, a second thread per worker
+  // cost a fifth of hello's throughput (README, "Isolation"). More keep one app's long turn from
+  // holding up the other apps of its worker.
+  std::size_t executorThreads = 1;
   // App isolates one worker holds at once (spread over its threads), and how long an isolate with
   // nothing to do is kept.
   std::size_t maxIsolates = 64;
