@@ -86,6 +86,19 @@ std::size_t connectionLimit(std::size_t wanted) {
   return capped;
 }
 
+std::vector<AppSpec> appSpecs(const ServerConfig& config) {
+  std::vector<AppSpec> specs;
+  for (const AppConfig& app : config.apps) {
+    AppSpec spec{app.name, app.module, app.vars};
+    spec.fetchAllow = app.fetchAllow;
+    spec.services = app.services;
+    spec.heapLimitMb = app.heapLimitMb;
+    spec.cpuLimitMs = static_cast<std::uint32_t>(app.requestCpuLimit.count());
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
 Server::Server(ServerConfig config) : config_(std::move(config)) {}
 
 Server::~Server() { stop(); }
@@ -101,18 +114,11 @@ Status Server::start() {
   } else {
     backend_ = makeSubprocessBackend(config_, metrics_);
   }
-  std::vector<AppSpec> specs;
   std::vector<Mount> mounts;
   for (const AppConfig& app : config_.apps) {
-    AppSpec spec{app.name, app.module, app.vars};
-    spec.fetchAllow = app.fetchAllow;
-    spec.services = app.services;
-    spec.heapLimitMb = app.heapLimitMb;
-    spec.cpuLimitMs = static_cast<std::uint32_t>(app.requestCpuLimit.count());
-    specs.push_back(std::move(spec));
     mounts.push_back(Mount{app.name, app.route, app.host, app.stripPrefix, app.streaming});
   }
-  if (Status s = backend_->start(specs); !s) return s;
+  if (Status s = backend_->start(appSpecs(config_)); !s) return s;
   router_ = std::make_unique<Router>(std::move(mounts));
 
   HttpServerOptions http;

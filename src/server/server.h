@@ -6,13 +6,14 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "front/http_server.h"
 #include "front/router.h"
+#include "obs/console_log.h"
 #include "pool/backend.h"
 #include "server/config.h"
 #include "util/result.h"
-#include "obs/console_log.h"
 
 namespace isolane {
 
@@ -59,6 +60,9 @@ class Server {
 // only in the engine (inprocess_factory.cc); linked into the master, makeInProcessBackend returns
 // null (inprocess_unavailable.cc).
 std::unique_ptr<Backend> makeInProcessBackend(const ServerConfig& config, LogSink& log);
-std::unique_ptr<Backend> makeSubprocessBackend(const ServerConfig& config, MetricsRegistry& metrics);
+std::unique_ptr<Backend> makeSubprocessBackend(const ServerConfig& config,
+                                               MetricsRegistry& metrics);
+// What the backend is told of each configured app.
+std::vector<AppSpec> appSpecs(const ServerConfig& config);
 
 }  // namespace isolane
