@@ -1,5 +1,13 @@
 # The README's two commands:  `make serve`  and  `make test`.
 # Each installs what is missing (scripts/setup.sh), configures, and builds incrementally.
+# `make test SANITIZE=1`: the same suites, built in build-sanitize with AddressSanitizer and
+# UndefinedBehaviorSanitizer (the engine, loaded into an uninstrumented node, with UBSan only).
+ifeq ($(SANITIZE),1)
+BUILD ?= build-sanitize
+CMAKE_FLAGS = -DISOLANE_SANITIZE=ON
+TEST_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+endif
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
@@ -11,7 +19,7 @@ setup:
 	@scripts/setup.sh $(abspath $(BUILD))
 
 $(BUILD)/build.ninja: CMakeLists.txt | setup
-	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
 
 build: setup $(BUILD)/build.ninja
 	@cmake --build $(BUILD) -j $(JOBS)
@@ -20,7 +28,7 @@ serve: build
 	$(BUILD)/isolane serve
 
 test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300
+	cd $(BUILD) && $(TEST_ENV) ctest --output-on-failure -j $(JOBS) --timeout 300
 
 format:
 	@git ls-files '*.h' '*.cc' | xargs clang-format -i

@@ -25,7 +25,7 @@ target_compile_options(isolane_engine_flags INTERFACE
   -fPIC -fvisibility=hidden -fvisibility-inlines-hidden)
 target_compile_definitions(isolane_engine_flags INTERFACE
   ISOLANE_ENGINE_BUILD SPDLOG_HEADER_ONLY SPDLOG_FMT_EXTERNAL FMT_HEADER_ONLY TOML_HEADER_ONLY=1)
-target_link_libraries(isolane_engine_flags INTERFACE v8 Threads::Threads)
+target_link_libraries(isolane_engine_flags INTERFACE v8 Threads::Threads isolane_sanitize_engine)
 # Link options for a module node loads: our own definitions first (-Bsymbolic), nothing of the
 # static libraries exported.
 set(ISOLANE_ENGINE_LINK_OPTIONS -Wl,-Bsymbolic -Wl,--exclude-libs,ALL)

@@ -36,26 +36,32 @@ PoolResponse toPoolResponse(AppResponse r) {
 }
 
 // Reads a streamed body to its end, acknowledging each piece (the worker then sends more), and
-// answers once it is whole or has failed.
-void collect(std::shared_ptr<BodyPipe> pipe, std::shared_ptr<PoolResponse> response,
+// answers once it is whole or has failed. The pipe owns the callback, so the callback holds the
+// pipe through `keep` until the body ends, then lets it go (no cycle is left behind); the pipe
+// calls it only from a call its producer or setReady makes, so `raw` is alive whenever it runs.
+void collect(const std::shared_ptr<BodyPipe>& pipe, std::shared_ptr<PoolResponse> response,
              std::shared_ptr<std::function<void(PoolResponse)>> done) {
-  pipe->setReady([pipe, response, done] {
+  auto keep = std::make_shared<std::shared_ptr<BodyPipe>>(pipe);
+  BodyPipe* raw = pipe.get();
+  raw->setReady([raw, keep, response, done] {
     std::string piece;
     for (;;) {
-      switch (pipe->take(&piece)) {
+      switch (raw->take(&piece)) {
         case BodyPipe::Take::kPiece:
           response->body += piece;
-          pipe->acknowledge(piece.size());
+          raw->acknowledge(piece.size());
           continue;
         case BodyPipe::Take::kEmpty:
           return;
         case BodyPipe::Take::kEnd:
           (*done)(std::move(*response));
+          keep->reset();
           return;
         case BodyPipe::Take::kFailed:
           response->error = "STREAM_FAILED";
           response->detail = piece;
           (*done)(std::move(*response));
+          keep->reset();
           return;
       }
     }
@@ -120,7 +126,7 @@ void Pool::fetch(PoolRequest request, std::function<void(PoolResponse)> done) {
     std::shared_ptr<BodyPipe> stream = r.stream;
     auto response = std::make_shared<PoolResponse>(toPoolResponse(std::move(r)));
     if (stream) {
-      collect(std::move(stream), response, callback);
+      collect(stream, response, callback);
     } else {
       (*callback)(std::move(*response));
     }
