@@ -276,28 +276,33 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
   pending.stream = stream;
   pending.requestBody = request.bodyStream;
   pending.arrived = arrived;
-  if (!replayed && isReplayable(request)) pending.replay = std::make_shared<AppRequest>(request);
+  // A replayable request is kept for its replay: moved there, not copied, and read from there.
+  std::shared_ptr<const AppRequest> kept;
+  if (!replayed && isReplayable(request)) {
+    kept = std::make_shared<const AppRequest>(std::move(request));
+    pending.replay = kept;
+  }
+  const AppRequest& sent = kept ? *kept : request;
   pending_.emplace(id, std::move(pending));
   lock.unlock();
 
-  Result<std::string> frame = encodeRequest(id, request, 0, options_.maxFrameBytes);
+  Result<std::string> frame = encodeRequest(id, sent, 0, options_.maxFrameBytes);
   if (!frame) {
     finish(id, AppResponse::failed(FailureKind::kInternal, "request frame: " + frame.error()));
     return 0;
   }
   // A failed send means the worker is dying; its death answers this request.
   (void)proc->send(frame.value());
-  if (request.bodyStream) {
+  if (sent.bodyStream) {
     // Its body follows as it arrives, each piece a frame behind the request's. A dead worker
     // stops the forwarding: the send fails, and its death answers the request.
     std::weak_ptr<WorkerProcess> weak = proc;
     std::size_t max = options_.maxFrameBytes;
-    forwardBody(*request.bodyStream,
-                [weak, id, max](std::string piece, bool end, std::string error) {
-                  auto worker = weak.lock();
-                  auto frame = encodeRequestBody(id, piece, end, error, max);
-                  if (worker && frame) (void)worker->send(frame.value());
-                });
+    forwardBody(*sent.bodyStream, [weak, id, max](std::string piece, bool end, std::string error) {
+      auto worker = weak.lock();
+      auto frame = encodeRequestBody(id, piece, end, error, max);
+      if (worker && frame) (void)worker->send(frame.value());
+    });
   }
   return id;
 }

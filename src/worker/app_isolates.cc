@@ -55,6 +55,7 @@ std::shared_ptr<AppIsolates::Hosted> AppIsolates::make(const std::string& app,
     spec.codeCache.clear();
   }
   live_[app] = h;
+  ++hostedVersion_;
   return h;
 }
 
@@ -118,7 +119,10 @@ bool AppIsolates::evictOne() {
 
 void AppIsolates::retire(const std::shared_ptr<Hosted>& h) {
   h->retired = true;
-  if (auto it = live_.find(h->app); it != live_.end() && it->second == h) live_.erase(it);
+  if (auto it = live_.find(h->app); it != live_.end() && it->second == h) {
+    live_.erase(it);
+    ++hostedVersion_;
+  }
   draining_.erase(std::remove(draining_.begin(), draining_.end(), h), draining_.end());
   // The loop itself goes with the last reference: a pass that holds it finishes first.
 }
@@ -126,9 +130,10 @@ void AppIsolates::retire(const std::shared_ptr<Hosted>& h) {
 template <typename F>
 void AppIsolates::eachLoop(F&& f) {
   // A pass may make isolates (service calls) and retire them: iterate over a copy, and skip the
-  // retired ones.
+  // retired ones. The copy's buffer is kept between passes (no allocation per pass); passes never
+  // nest (loops call back into start(), never into a pass).
   std::vector<std::shared_ptr<Hosted>> all;
-  all.reserve(live_.size() + draining_.size());
+  all.swap(passScratch_);
   for (auto& [app, h] : live_) all.push_back(h);
   all.insert(all.end(), draining_.begin(), draining_.end());
   for (auto& h : all) {
@@ -136,6 +141,8 @@ void AppIsolates::eachLoop(F&& f) {
     CurrentApp label(h->app);
     f(*h);
   }
+  all.clear();  // the references go now: a loop retired during the pass is disposed here
+  all.swap(passScratch_);
 }
 
 EventLoop* AppIsolates::loopOf(std::uint64_t key) {
@@ -185,7 +192,7 @@ void AppIsolates::recycleAndDispose() {
                 {"reason", reason},
                 {"in_flight", static_cast<std::int64_t>(h.loop->inFlight())}});
       ++recycled_;
-      h.draining = true;
+      ++hostedVersion_;
       h.drainBy = now + loopOptions_.wallTimeout;
       draining_.push_back(it->second);
       it = live_.erase(it);

@@ -69,8 +69,9 @@ class AppIsolates final : public LocalApps {
   std::optional<std::chrono::steady_clock::time_point> nextForegroundTask() const;
   void failAll(FailureKind kind, const std::string& detail);
 
-  // The apps with an isolate taking requests here.
+  // The apps with an isolate taking requests here, and a number that changes whenever they do.
   std::vector<std::string> hosted() const;
+  std::uint64_t hostedVersion() const { return hostedVersion_; }
   struct Stats {
     std::size_t heapUsedBytes = 0;
     std::size_t heapLimitBytes = 0;
@@ -86,9 +87,8 @@ class AppIsolates final : public LocalApps {
     std::string app;
     std::unique_ptr<EventLoop> loop;
     SteadyTime lastUsed{};
-    bool draining = false;  // recycled: takes no new request, finishes what it has
-    SteadyTime drainBy{};   // then what is left is failed with ISOLATE_RECYCLED
-    bool retired = false;   // disposed during this pass: skip it
+    SteadyTime drainBy{};  // once recycled (in draining_): then what is left fails ISOLATE_RECYCLED
+    bool retired = false;  // disposed during this pass: skip it
   };
   std::shared_ptr<Hosted> make(const std::string& app, AppLoadReport* report, std::string* error);
   // Disposes the least recently used idle isolate; false when every one is busy.
@@ -112,6 +112,8 @@ class AppIsolates final : public LocalApps {
   std::unordered_map<std::string, std::shared_ptr<Hosted>> live_;  // app -> its isolate
   std::vector<std::shared_ptr<Hosted>> draining_;
   std::uint64_t recycled_ = 0;
+  std::uint64_t hostedVersion_ = 0;
+  std::vector<std::shared_ptr<Hosted>> passScratch_;  // eachLoop's copy, kept between passes
 };
 
 }  // namespace isolane

@@ -114,15 +114,15 @@ void Executor::run() {
   AppIsolates isolates(options_.loop, options_.isolates, clock_, log_, doorbell_, watchdog, fetch);
   std::deque<RequestJob> jobs;
   std::deque<LoadCommand> commands;
-  std::vector<std::string> hosted;
+  std::uint64_t hostedVersion = ~std::uint64_t{0};
   auto publishStats = [&, last = std::chrono::steady_clock::time_point()]() mutable {
     // Which apps the thread hosts steers the router, and the isolate counts are cheap: published
     // every pass they changed. Heap figures cost a walk over the isolates: a few times a second.
-    std::vector<std::string> now = isolates.hosted();
-    bool changed = now != hosted || isolates.count() != isolates_.load() ||
-                   isolates.recycled() != recycled_.load();
-    if (now != hosted) {
-      hosted = now;
+    bool changed = isolates.hostedVersion() != hostedVersion ||
+                   isolates.count() != isolates_.load() || isolates.recycled() != recycled_.load();
+    if (isolates.hostedVersion() != hostedVersion) {
+      hostedVersion = isolates.hostedVersion();
+      std::vector<std::string> now = isolates.hosted();
       *hosted_.lock() = std::unordered_set<std::string>(now.begin(), now.end());
     }
     auto t = std::chrono::steady_clock::now();

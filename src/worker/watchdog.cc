@@ -4,8 +4,7 @@
 
 namespace isolane {
 
-Watchdog::Watchdog(std::atomic<std::int64_t>* busySince, std::chrono::milliseconds tick)
-    : tick_(tick), busySinceNs_(busySince ? busySince : &ownBusySince_) {
+Watchdog::Watchdog(std::chrono::milliseconds tick) : tick_(tick) {
   pthread_getcpuclockid(pthread_self(), &cpuClock_);
   thread_ = std::thread([this] { run(); });
 }
@@ -27,10 +26,10 @@ std::chrono::nanoseconds Watchdog::cpuNow() const {
 
 void Watchdog::arm(std::chrono::nanoseconds cpuBudget, IsolateOwner& isolate) {
   bool wake;
-  busySinceNs_->store(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                          std::chrono::steady_clock::now().time_since_epoch())
-                          .count(),
-                      std::memory_order_relaxed);
+  busySinceNs_.store(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                         std::chrono::steady_clock::now().time_since_epoch())
+                         .count(),
+                     std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     armed_ = true;
@@ -44,7 +43,7 @@ void Watchdog::arm(std::chrono::nanoseconds cpuBudget, IsolateOwner& isolate) {
 }
 
 bool Watchdog::disarm() {
-  busySinceNs_->store(0, std::memory_order_relaxed);
+  busySinceNs_.store(0, std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(mutex_);
   armed_ = false;
   target_ = nullptr;

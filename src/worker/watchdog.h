@@ -24,10 +24,8 @@ class IsolateOwner;
 
 class Watchdog {
  public:
-  // Watches the CPU clock of the constructing thread. `busySince`, if given, is where busySince()
-  // is kept (an owner that outlives the watchdog reads it from other threads).
-  explicit Watchdog(std::atomic<std::int64_t>* busySince = nullptr,
-                    std::chrono::milliseconds tick = std::chrono::milliseconds(10));
+  // Watches the CPU clock of the constructing thread.
+  explicit Watchdog(std::chrono::milliseconds tick = std::chrono::milliseconds(10));
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
@@ -41,7 +39,7 @@ class Watchdog {
   // Safe from any thread: when (steady clock) the armed turn started, or nullopt between turns.
   // The executor's router keeps new requests away from a thread stuck in a long turn.
   std::optional<std::chrono::steady_clock::time_point> busySince() const {
-    std::int64_t ns = busySinceNs_->load(std::memory_order_relaxed);
+    std::int64_t ns = busySinceNs_.load(std::memory_order_relaxed);
     if (ns == 0) return std::nullopt;
     return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(ns));
   }
@@ -52,8 +50,7 @@ class Watchdog {
 
   clockid_t cpuClock_{};
   const std::chrono::milliseconds tick_;
-  std::atomic<std::int64_t> ownBusySince_{0};
-  std::atomic<std::int64_t>* const busySinceNs_;  // steady-clock ns of the armed turn's start; 0
+  std::atomic<std::int64_t> busySinceNs_{0};  // steady-clock ns of the armed turn's start; 0
 
   std::mutex mutex_;  // guards the fields below
   std::condition_variable cv_;
