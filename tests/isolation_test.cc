@@ -211,6 +211,9 @@ TEST(ExecutorSetRouting, AnotherAppsRequestsGoAroundAThreadInALongTurn) {
   auto spun = promise->get_future();
   RequestJob job{AppRequest{"spin", "s", "GET", "http://test.local/?ms=1500", {}, ""},
                  [promise](AppResponse r) { promise->set_value(std::move(r)); }, 1};
+  // Loading leaves the first thread working for a moment; the spin goes there once it is idle
+  // (it hosts the app), so the hello requests that follow must all go to the other one.
+  ASSERT_TRUE(eventually([&] { return set.pick("spin") == 0; }));
   ASSERT_TRUE(set.submit(job));
   ASSERT_TRUE(eventually([&] { return set.pick("hello") == 1; })) << "the spinning thread";
   // While one thread spins, the other answers: none of these waits for the spin to end.
