@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Fails when a lower layer includes a higher one. Order, low to high:
-#   util < obs < ipc < runtime < web < worker < pool < front < server < cli
+#   util < obs < ipc < runtime < web < worker < pool < exec < front < server < cli
 set -euo pipefail
 cd "$(dirname "$0")/../src"
-layers=(util obs ipc runtime web worker pool front server cli)
+layers=(util obs ipc runtime web worker pool exec front server cli)
 status=0
 for i in "${!layers[@]}"; do
   layer=${layers[$i]}

@@ -16,7 +16,7 @@
 
 namespace isolane {
 
-inline constexpr std::uint32_t kProtocolVersion = 4;
+inline constexpr std::uint32_t kProtocolVersion = 5;
 inline constexpr std::size_t kDefaultMaxFrameBytes = 32u << 20;  // 32 MiB
 inline constexpr std::size_t kFrameHeaderBytes = 4;
 // Response bodies that are not streamed cross in chunks of at most this size.

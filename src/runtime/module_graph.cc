@@ -30,16 +30,9 @@ const std::string* ModuleGraph::pathOf(v8::Local<v8::Module> module) const {
   return nullptr;
 }
 
-v8::MaybeLocal<v8::Module> ModuleGraph::load(JsScope& js, const std::string& path,
-                                             std::string* error, EntryCache* entry) {
-  if (auto it = byPath_.find(path); it != byPath_.end()) {
-    return entries_[it->second].module.Get(js.isolate());
-  }
-  std::string source;
-  if (!readFile(path, &source)) {
-    *error = "cannot read module " + path + ": " + std::strerror(errno);
-    return {};
-  }
+v8::MaybeLocal<v8::Module> ModuleGraph::compile(JsScope& js, const std::string& path,
+                                                const std::string& source, std::string* error,
+                                                EntryCache* entry) {
   v8::Isolate* isolate = js.isolate();
   v8::Local<v8::String> code;
   if (!v8::String::NewFromUtf8(isolate, source.data(), v8::NewStringType::kNormal,
@@ -70,6 +63,7 @@ v8::MaybeLocal<v8::Module> ModuleGraph::load(JsScope& js, const std::string& pat
            cached ? v8::ScriptCompiler::kConsumeCodeCache : v8::ScriptCompiler::kNoCompileOptions)
            .ToLocal(&module)) {
     *error = describeException(js, tryCatch);
+    noteLocation(js, tryCatch, /*syntax=*/true);
     return {};
   }
   if (cached) {
@@ -81,7 +75,22 @@ v8::MaybeLocal<v8::Module> ModuleGraph::load(JsScope& js, const std::string& pat
   entries_.push_back(Entry{path, v8::Global<v8::Module>(isolate, module), {}});
   byPath_.emplace(path, index);
   byHash_.emplace(module->GetIdentityHash(), index);
+  return module;
+}
 
+v8::MaybeLocal<v8::Module> ModuleGraph::load(JsScope& js, const std::string& path,
+                                             std::string* error, EntryCache* entry) {
+  if (auto it = byPath_.find(path); it != byPath_.end()) {
+    return entries_[it->second].module.Get(js.isolate());
+  }
+  std::string source;
+  if (!readFile(path, &source)) {
+    *error = "cannot read module " + path + ": " + std::strerror(errno);
+    return {};
+  }
+  v8::Local<v8::Module> module;
+  if (!compile(js, path, source, error, entry).ToLocal(&module)) return {};
+  std::size_t index = byPath_.at(path);
   v8::Local<v8::FixedArray> requests = module->GetModuleRequests();
   for (int i = 0; i < requests->Length(); ++i) {
     auto request = requests->Get(js.context(), i).As<v8::ModuleRequest>();
@@ -144,10 +153,28 @@ v8::MaybeLocal<v8::Object> ModuleGraph::loadMain(JsScope& js, const std::string&
   v8::Local<v8::Module> module;
   if (!load(js, absolute, error, &entry).ToLocal(&module)) return {};
 
+  v8::Local<v8::Object> ns;
+  if (!evaluate(js, module, absolute, error).ToLocal(&ns)) return {};
+  // A new cache only for a master that keeps them (it named the module's hash).
+  if (report && !sourceSha256.empty() && report->cache != CodeCacheUse::kAccepted) {
+    std::unique_ptr<v8::ScriptCompiler::CachedData> made(
+        v8::ScriptCompiler::CreateCodeCache(module->GetUnboundModuleScript()));
+    if (made && made->length > 0) {
+      report->producedCache.assign(reinterpret_cast<const char*>(made->data),
+                                   static_cast<std::size_t>(made->length));
+    }
+  }
+  return ns;
+}
+
+v8::MaybeLocal<v8::Object> ModuleGraph::evaluate(JsScope& js, v8::Local<v8::Module> module,
+                                                 const std::string& name, std::string* error) {
+  const std::string& absolute = name;
   v8::Isolate* isolate = js.isolate();
   v8::TryCatch tryCatch(isolate);
   if (!module->InstantiateModule(js.context(), &ModuleGraph::resolveCallback).FromMaybe(false)) {
     *error = describeException(js, tryCatch);
+    noteLocation(js, tryCatch, false);
     return {};
   }
   v8::Local<v8::Value> result;
@@ -165,16 +192,120 @@ v8::MaybeLocal<v8::Object> ModuleGraph::loadMain(JsScope& js, const std::string&
     *error = absolute + ": top-level await did not settle while the app loaded";
     return {};
   }
-  // A new cache only for a master that keeps them (it named the module's hash).
-  if (report && !sourceSha256.empty() && report->cache != CodeCacheUse::kAccepted) {
-    std::unique_ptr<v8::ScriptCompiler::CachedData> made(
-        v8::ScriptCompiler::CreateCodeCache(module->GetUnboundModuleScript()));
-    if (made && made->length > 0) {
-      report->producedCache.assign(reinterpret_cast<const char*>(made->data),
-                                   static_cast<std::size_t>(made->length));
+  return module->GetModuleNamespace().As<v8::Object>();
+}
+
+v8::MaybeLocal<v8::Object> ModuleGraph::loadInMemory(JsScope& js, const std::string& entryName,
+                                                     const std::string& entrySource,
+                                                     const std::vector<GuestModule>& modules,
+                                                     std::string* error, ErrorLocation* where) {
+  memory_ = &modules;
+  where_ = where;
+  v8::Local<v8::Module> module;
+  v8::Local<v8::Object> ns;
+  bool ok = loadNamed(js, entryName, &entrySource, error).ToLocal(&module) &&
+            evaluate(js, module, entryName, error).ToLocal(&ns);
+  where_ = nullptr;
+  if (!ok) return {};
+  return ns;
+}
+
+v8::MaybeLocal<v8::Module> ModuleGraph::loadNamed(JsScope& js, const std::string& name,
+                                                  const std::string* source, std::string* error) {
+  v8::Isolate* isolate = js.isolate();
+  if (auto it = byPath_.find(name); it != byPath_.end()) {
+    return entries_[it->second].module.Get(isolate);
+  }
+  const GuestModule* found = nullptr;
+  if (!source) {
+    for (const GuestModule& m : *memory_) {
+      if (m.name == name) found = &m;
+    }
+    if (!found) {
+      *error =
+          "cannot import '" + name + "': the execution's module map has no module of that name";
+      return {};
+    }
+    source = &found->source;
+  }
+  v8::Local<v8::Module> module;
+  if (found && found->json) {
+    v8::Local<v8::String> exports[] = {js.str("default")};
+    module = v8::Module::CreateSyntheticModule(
+        isolate, js.str(name), v8::MemorySpan<const v8::Local<v8::String>>(exports, 1),
+        &ModuleGraph::evaluateJson);
+    std::size_t index = entries_.size();
+    entries_.push_back(Entry{name, v8::Global<v8::Module>(isolate, module), {}});
+    byPath_.emplace(name, index);
+    byHash_.emplace(module->GetIdentityHash(), index);
+    return module;
+  }
+  if (!compile(js, name, *source, error, nullptr).ToLocal(&module)) return {};
+  std::size_t index = byPath_.at(name);
+  v8::Local<v8::FixedArray> requests = module->GetModuleRequests();
+  for (int i = 0; i < requests->Length(); ++i) {
+    auto request = requests->Get(js.context(), i).As<v8::ModuleRequest>();
+    std::string specifier = toUtf8(js, request->GetSpecifier());
+    if (loadNamed(js, specifier, nullptr, error).IsEmpty()) {
+      v8::Location loc = module->SourceOffsetToLocation(request->GetSourceOffset());
+      if (where_ && where_->line == 0) {
+        where_->file = name;
+        where_->line = loc.GetLineNumber() + 1;
+        where_->column = loc.GetColumnNumber() + 1;
+      }
+      *error = name + ":" + std::to_string(loc.GetLineNumber() + 1) + ": " + *error;
+      return {};
+    }
+    entries_[index].resolved.emplace(specifier, specifier);
+  }
+  return module;
+}
+
+// A JSON module's evaluation: V8's parser, never the context's JSON (the guest may replace it).
+v8::MaybeLocal<v8::Value> ModuleGraph::evaluateJson(v8::Local<v8::Context> context,
+                                                    v8::Local<v8::Module> module) {
+  v8::Isolate* isolate = context->GetIsolate();
+  ModuleGraph* self = ContextState::from(context)->modules;
+  const std::string* name = self->pathOf(module);
+  const GuestModule* found = nullptr;
+  if (name && self->memory_) {
+    for (const GuestModule& m : *self->memory_) {
+      if (m.name == *name) found = &m;
     }
   }
-  return module->GetModuleNamespace().As<v8::Object>();
+  v8::Local<v8::String> text;
+  v8::Local<v8::Value> value;
+  if (!found ||
+      !v8::String::NewFromUtf8(isolate, found->source.data(), v8::NewStringType::kNormal,
+                               static_cast<int>(found->source.size()))
+           .ToLocal(&text) ||
+      !v8::JSON::Parse(context, text).ToLocal(&value) ||
+      module
+          ->SetSyntheticModuleExport(isolate, v8::String::NewFromUtf8Literal(isolate, "default"),
+                                     value)
+          .IsNothing()) {
+    if (!isolate->IsExecutionTerminating() && !found) {
+      isolate->ThrowException(v8::Exception::Error(
+          v8::String::NewFromUtf8Literal(isolate, "isolane: JSON module without its text")));
+    }
+    return {};
+  }
+  v8::Local<v8::Promise::Resolver> resolver;
+  if (!v8::Promise::Resolver::New(context).ToLocal(&resolver) ||
+      resolver->Resolve(context, v8::Undefined(isolate)).IsNothing()) {
+    return {};
+  }
+  return resolver->GetPromise();
+}
+
+void ModuleGraph::noteLocation(JsScope& js, const v8::TryCatch& tryCatch, bool syntax) {
+  if (!where_ || where_->line != 0) return;
+  v8::Local<v8::Message> message = tryCatch.Message();
+  if (message.IsEmpty()) return;
+  where_->file = toUtf8(js, message->GetScriptResourceName());
+  where_->line = message->GetLineNumber(js.context()).FromMaybe(0);
+  where_->column = message->GetStartColumn(js.context()).FromMaybe(-1) + 1;
+  where_->syntax = syntax;
 }
 
 }  // namespace isolane

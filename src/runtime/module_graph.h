@@ -3,6 +3,8 @@
 // "../y.js") are resolved against the importing file when the app loads; a bare specifier
 // ("hono") fails the load with a message that says to bundle the app, since there is no package
 // resolution at run time. One graph per app context; only the executor thread touches it.
+// A code-mode execution's graph is in memory instead (loadInMemory): its modules come from the
+// request, and an import names one of them exactly.
 
 #include <v8.h>
 
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "ipc/app_spec.h"
+#include "ipc/exec_types.h"
 #include "runtime/js_scope.h"
 
 namespace isolane {
@@ -33,6 +36,21 @@ class ModuleGraph {
                                       const std::string& sourceSha256 = {},
                                       AppLoadReport* report = nullptr);
 
+  // Where a load failed, when V8 said so (a compile or evaluation error).
+  struct ErrorLocation {
+    std::string file;
+    int line = 0;         // 1-based; 0: unknown
+    int column = 0;       // 1-based
+    bool syntax = false;  // the source does not parse
+  };
+  // Loads, links and evaluates `entrySource` (named `entryName` in errors and stacks) with
+  // `modules` as the only importable modules, each by its exact name. A JSON module's default
+  // export is what V8's own JSON parser makes of its text. `modules` must outlive the graph.
+  v8::MaybeLocal<v8::Object> loadInMemory(JsScope& js, const std::string& entryName,
+                                          const std::string& entrySource,
+                                          const std::vector<GuestModule>& modules,
+                                          std::string* error, ErrorLocation* where);
+
  private:
   static v8::MaybeLocal<v8::Module> resolveCallback(v8::Local<v8::Context> context,
                                                     v8::Local<v8::String> specifier,
@@ -48,6 +66,19 @@ class ModuleGraph {
   v8::MaybeLocal<v8::Module> load(JsScope& js, const std::string& path, std::string* error,
                                   EntryCache* entry = nullptr);
   const std::string* pathOf(v8::Local<v8::Module> module) const;
+  // Compiles `source` as the module `path` and registers it (its imports not yet resolved).
+  v8::MaybeLocal<v8::Module> compile(JsScope& js, const std::string& path,
+                                     const std::string& source, std::string* error,
+                                     EntryCache* entry);
+  // In memory: the module named `name` of memory_, with its imports, loaded.
+  v8::MaybeLocal<v8::Module> loadNamed(JsScope& js, const std::string& name,
+                                       const std::string* source, std::string* error);
+  v8::MaybeLocal<v8::Object> evaluate(JsScope& js, v8::Local<v8::Module> module,
+                                      const std::string& name, std::string* error);
+  // Records where loadInMemory failed, once (the first error is the one reported).
+  void noteLocation(JsScope& js, const v8::TryCatch& tryCatch, bool syntax);
+  static v8::MaybeLocal<v8::Value> evaluateJson(v8::Local<v8::Context> context,
+                                                v8::Local<v8::Module> module);
 
   struct Entry {
     std::string path;
@@ -57,6 +88,8 @@ class ModuleGraph {
   std::vector<Entry> entries_;
   std::unordered_map<std::string, std::size_t> byPath_;
   std::unordered_multimap<int, std::size_t> byHash_;
+  const std::vector<GuestModule>* memory_ = nullptr;  // loadInMemory's modules
+  ErrorLocation* where_ = nullptr;                    // loadInMemory's, while it runs
 };
 
 }  // namespace isolane

@@ -106,6 +106,51 @@ void AppIsolates::start(RequestJob job) {
   h->loop->startRequest(std::move(job));
 }
 
+std::unique_ptr<EventLoop> AppIsolates::makeExecutionLoop(std::uint32_t memoryMb) {
+  EventLoopOptions o = loopOptions_;
+  o.limits.heapMb = memoryMb;
+  return std::make_unique<EventLoop>(o, clock_, log_, wake_,
+                                     ThreadShared{watchdog_, fetch_, *this});
+}
+
+void AppIsolates::startExecution(RequestJob job) {
+  ExecutionSession& session = *job.execution;
+  std::string name = "exec:" + std::to_string(job.cancelKey);
+  if (live_.size() + draining_.size() >= options_.maxIsolates && !evictOne()) {
+    session.outcome = ExecutionOutcome::failed(
+        ExecErrorCode::kQueueOverflow, "every isolate of this executor thread is busy (" +
+                                           std::to_string(options_.maxIsolates) +
+                                           ", max_isolates); retry when an execution settles");
+    job.done(AppResponse::failed(FailureKind::kOverloaded, session.outcome.message));
+    return;
+  }
+  auto h = std::make_shared<Hosted>();
+  h->app = name;
+  h->lastUsed = clock_.now();
+  h->drainBy = SteadyTime::max();  // its own deadline ends it; it is disposed once it settles
+  CurrentApp label(name);
+  if (spare_ && session.spec.memoryMb == ExecLimits::kDefaultMemoryMb) {
+    h->loop = std::move(spare_);
+  } else {
+    h->loop = makeExecutionLoop(session.spec.memoryMb);
+  }
+  wantSpare_ = true;
+  session.started = std::chrono::steady_clock::now();
+  job.request.app = name;
+  job.wallTimeout = std::chrono::milliseconds(session.spec.timeoutMs);
+  job.cpuLimit = std::chrono::milliseconds(session.spec.timeoutMs);
+  if (Status s = h->loop->loadExecution(name, job.execution); !s) {
+    job.done(AppResponse::failed(FailureKind::kHandlerError, s.error()));
+    return;  // the isolate goes with `h`
+  }
+  draining_.push_back(h);
+  h->loop->startRequest(std::move(job));
+}
+
+void AppIsolates::toolAnswer(std::uint64_t key, std::uint64_t call, bool ok, std::string text) {
+  if (EventLoop* loop = loopOf(key)) loop->toolAnswer(key, call, ok, std::move(text));
+}
+
 bool AppIsolates::evictOne() {
   std::shared_ptr<Hosted> oldest;
   for (auto& [app, h] : live_) {
@@ -177,6 +222,7 @@ void AppIsolates::pump() {
     h.loop->runForegroundTasks();
   });
   recycleAndDispose();
+  if (wantSpare_ && !spare_) spare_ = makeExecutionLoop(ExecLimits::kDefaultMemoryMb);
 }
 
 void AppIsolates::recycleAndDispose() {

@@ -54,6 +54,13 @@ class AppIsolates final : public LocalApps {
   bool knows(const std::string& app) const override { return specs_.count(app) != 0; }
   void start(RequestJob job) override;
 
+  // Code mode: runs job.execution in a fresh isolate of its own, disposed once it settles. The
+  // isolate is the thread's spare one when there is one of the right size (made ahead, after the
+  // thread's first execution), else made now. job.cancelKey must be unique among the thread's
+  // requests in flight.
+  void startExecution(RequestJob job);
+  void toolAnswer(std::uint64_t key, std::uint64_t call, bool ok, std::string text);
+
   // Controls for a request, by its cancel key (see EventLoop); unknown keys are ignored.
   void cancel(std::uint64_t key);
   void credit(std::uint64_t key, std::size_t bytes);
@@ -98,6 +105,7 @@ class AppIsolates final : public LocalApps {
   void retire(const std::shared_ptr<Hosted>& h);
   void recycleAndDispose();
   EventLoopOptions optionsFor(const AppSpec& spec) const;
+  std::unique_ptr<EventLoop> makeExecutionLoop(std::uint32_t memoryMb);
   template <typename F>
   void eachLoop(F&& f);
 
@@ -114,6 +122,10 @@ class AppIsolates final : public LocalApps {
   std::uint64_t recycled_ = 0;
   std::uint64_t hostedVersion_ = 0;
   std::vector<std::shared_ptr<Hosted>> passScratch_;  // eachLoop's copy, kept between passes
+  // Code mode: an isolate made ahead for the next execution (of the default memory limit), once
+  // the thread has run one. Executions run among draining_: disposed as soon as they settle.
+  std::unique_ptr<EventLoop> spare_;
+  bool wantSpare_ = false;
 };
 
 }  // namespace isolane

@@ -131,28 +131,32 @@ Status EventLoop::loadApp(const AppSpec& spec, AppLoadReport* report) {
   });
   if (!loaded) {
     if (error.empty()) error = spec.modulePath + ": loading was terminated (CPU or heap limit)";
-    // Timers the failed module set must not outlive it.
-    for (auto it = timers_.begin(); it != timers_.end();) {
-      it = it->second.app == app.get() ? timers_.erase(it) : std::next(it);
-    }
-    for (auto it = hostOps_.begin(); it != hostOps_.end();) {
-      if (it->second.app == app.get()) {
-        if (!it->second.service) fetch_.abort(it->first);
-        it = hostOps_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    appByState_.erase(&app->state);
-    {
-      // The context and its handles go with the app; dispose them inside the isolate.
-      v8::Isolate::Scope scope(owner_.isolate());
-      app.reset();
-    }
+    discardApp(std::move(app));
     return Error{error};
   }
   apps_.emplace(spec.name, std::move(app));
   return Status::success();
+}
+
+void EventLoop::discardApp(std::unique_ptr<App> app) {
+  // Timers the failed module set must not outlive it.
+  for (auto it = timers_.begin(); it != timers_.end();) {
+    it = it->second.app == app.get() ? timers_.erase(it) : std::next(it);
+  }
+  for (auto it = hostOps_.begin(); it != hostOps_.end();) {
+    if (it->second.app == app.get()) {
+      if (!it->second.service) fetch_.abort(it->first);
+      it = hostOps_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  appByState_.erase(&app->state);
+  {
+    // The context and its handles go with the app; dispose them inside the isolate.
+    v8::Isolate::Scope scope(owner_.isolate());
+    app.reset();
+  }
 }
 
 void EventLoop::startRequest(RequestJob job) {
@@ -164,10 +168,14 @@ void EventLoop::startRequest(RequestJob job) {
   App& app = *found->second;
   std::uint64_t id = nextRequest_++;
   SteadyTime deadline =
-      (job.received == SteadyTime{} ? clock_.now() : job.received) + options_.wallTimeout;
+      (job.received == SteadyTime{} ? clock_.now() : job.received) + wallTimeoutOf(job);
   if (job.cancelKey) byCancelKey_[job.cancelKey] = id;
   requests_.emplace(id, Request{id, std::move(job), &app, deadline, {}, false, {}, {}, 0});
   deadlines_.emplace(deadline, id);
+  if (app.execution) {
+    runExecution(app, id);
+    return;
+  }
 
   turn(app, id, [&](JsScope& js, v8::TryCatch& tryCatch) {
     v8::Isolate* isolate = js.isolate();
@@ -223,6 +231,13 @@ void EventLoop::respond(std::uint64_t id, AppResponse response) {
   auto it = requests_.find(id);
   if (it == requests_.end() || it->second.responded) return;
   it->second.responded = true;
+  if (ExecutionSession* session = it->second.job.execution.get()) {
+    // Its CPU time so far, with the running turn's (its total is added when the turn ends).
+    std::chrono::nanoseconds cpu = it->second.cpuUsed;
+    if (turnCpuStart_.count() > 0) cpu += threadCpuTime() - turnCpuStart_;
+    session->outcome.cpuUs = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(cpu).count());
+  }
   auto done = std::move(it->second.job.done);
   done(std::move(response));
 }
@@ -278,7 +293,9 @@ void EventLoop::fail(std::uint64_t id, FailureKind kind, const std::string& deta
     return;
   }
   const AppRequest& req = it->second.job.request;
-  logEvent(it->second.clientGone ? Level::kDebug : Level::kError, "request failed",
+  // An execution's failure is the caller's to report (the pool publishes execution.settle).
+  logEvent(it->second.clientGone || it->second.job.execution ? Level::kDebug : Level::kError,
+           "request failed",
            {{"app", req.app},
             {"request", req.requestId},
             {"method", req.method},
@@ -305,8 +322,12 @@ void EventLoop::expireDeadlines() {
     if (it == requests_.end()) continue;
     Request& req = it->second;
     std::string detail;
-    if (!req.streaming) {
-      detail = "no response within " + std::to_string(options_.wallTimeout.count()) + " ms";
+    if (req.job.execution) {
+      detail = "the execution ran past its timeout of " +
+               std::to_string(wallTimeoutOf(req.job).count()) +
+               " ms (timeout_ms; time waiting on tool calls is not counted)";
+    } else if (!req.streaming) {
+      detail = "no response within " + std::to_string(wallTimeoutOf(req.job).count()) + " ms";
     } else if (now >= req.streamStarted + options_.streamMaxDuration) {
       detail = "the response stream ran longer than " +
                std::to_string(options_.streamMaxDuration.count()) + " ms (stream_max_ms)";

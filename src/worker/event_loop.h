@@ -63,6 +63,14 @@ class EventLoop final : public TimerHost, public HostOps {
   bool hasApp(const std::string& name) const { return apps_.count(name) != 0; }
 
   void startRequest(RequestJob job);
+  // Code mode (event_loop_exec.cc): loads an execution's code and modules into a context of
+  // their own, named `name`, with `tools` and the outbound mode it asks for. A failure is also
+  // recorded in session->outcome (SYNTAX_ERROR with line and column, or GUEST_ERROR). Start it
+  // with startRequest(job) where job.request.app == name and job.execution == session.
+  Status loadExecution(const std::string& name, std::shared_ptr<ExecutionSession> session);
+  // The caller's answer to tool call `call` of the execution submitted with `cancelKey`: its JSON
+  // text (`ok`), or an error message. Unknown calls are ignored.
+  void toolAnswer(std::uint64_t cancelKey, std::uint64_t call, bool ok, std::string text);
   // True while the request submitted with `cancelKey` is in flight here.
   bool hasRequest(std::uint64_t cancelKey) const { return byCancelKey_.count(cancelKey) != 0; }
   // The client of the request submitted with `cancelKey` went away: abort its signal and its
@@ -121,6 +129,9 @@ class EventLoop final : public TimerHost, public HostOps {
     v8::Global<v8::Object> env;
     v8::Global<v8::Object> natives;  // handed to every dispatch: respond, fail, stream*
     std::size_t timerCount = 0;
+    // Code mode: the execution this context runs, and where its console lines go.
+    std::shared_ptr<ExecutionSession> execution = {};
+    std::unique_ptr<LogSink> console = {};
   };
   struct Request {
     std::uint64_t id;
@@ -147,12 +158,22 @@ class EventLoop final : public TimerHost, public HostOps {
     bool bodyEnded = false;
     std::string bodyError = {};
     v8::Global<v8::Function> bodyWaiter = {};
+    // Tool calls waiting on the caller: while there is one, the wall clock is paused with
+    // `pausedLeft` of it remaining.
+    std::size_t toolWaits = 0;
+    std::chrono::nanoseconds pausedLeft{0};
   };
+  std::chrono::nanoseconds cpuLimitOf(const Request& r) const {
+    return r.job.cpuLimit.count() > 0 ? std::chrono::nanoseconds(r.job.cpuLimit)
+                                      : std::chrono::nanoseconds(options_.cpuLimit);
+  }
+  std::chrono::milliseconds wallTimeoutOf(const RequestJob& job) const {
+    return job.wallTimeout.count() > 0 ? job.wallTimeout : options_.wallTimeout;
+  }
   // A request's CPU budget for its next stretch of JavaScript: what is left of cpuLimit; or, once
   // it streams its body (which may go on for hours), cpuLimit for each turn.
   std::chrono::nanoseconds cpuBudget(const Request& r) const {
-    return r.streaming ? std::chrono::nanoseconds(options_.cpuLimit)
-                       : std::chrono::nanoseconds(options_.cpuLimit) - r.cpuUsed;
+    return r.streaming ? cpuLimitOf(r) : cpuLimitOf(r) - r.cpuUsed;
   }
   // A streamed body whose app stream must be cancelled (the request is already gone).
   struct StreamCancel {
@@ -164,7 +185,8 @@ class EventLoop final : public TimerHost, public HostOps {
     App* app;
     std::uint64_t request;
     v8::Global<v8::Object> callbacks;
-    bool service;
+    bool service;       // not a fetch: nothing to abort in the fetch client
+    bool tool = false;  // a code-mode tool call: its wait pauses the request's clock
   };
   struct ServiceResult {
     std::uint64_t op;
@@ -191,6 +213,8 @@ class EventLoop final : public TimerHost, public HostOps {
   template <typename Body>
   void turn(App& app, std::uint64_t requestId, Body&& body);
   void finish(std::uint64_t id, AppResponse response);
+  // Forgets an app whose load failed: its timers, host operations and context.
+  void discardApp(std::unique_ptr<App> app);
   // Sends the answer once; the request stays while waitUntil work runs.
   void respond(std::uint64_t id, AppResponse response);
   // Forgets the request: cancels its timers and host operations.
@@ -239,6 +263,14 @@ class EventLoop final : public TimerHost, public HostOps {
   static void streamChunkCallback(const v8::FunctionCallbackInfo<v8::Value>& info);
   static void streamEndCallback(const v8::FunctionCallbackInfo<v8::Value>& info);
   static void bodyPullCallback(const v8::FunctionCallbackInfo<v8::Value>& info);
+  // Code mode (event_loop_exec.cc).
+  bool makeExecutionNatives(JsScope& js, v8::Local<v8::Object> natives);
+  void runExecution(App& app, std::uint64_t id);
+  static void settleExecutionCallback(const v8::FunctionCallbackInfo<v8::Value>& info);
+  static void failExecutionCallback(const v8::FunctionCallbackInfo<v8::Value>& info);
+  static void callToolCallback(const v8::FunctionCallbackInfo<v8::Value>& info);
+  void pauseClock(Request& req);
+  void resumeClock(Request& req);
   // Hands the next of a request's streamed body to its waiting callback (outside any turn).
   void deliverBodies();
   std::deque<std::uint64_t> bodyReady_;  // requests with a waiter and something to deliver
@@ -263,6 +295,10 @@ class EventLoop final : public TimerHost, public HostOps {
   IsolateOwner owner_;
   Watchdog& watchdog_;  // the thread's: one turn runs at a time
   bool heapLimitHit_ = false;
+  // The CPU budget of a turn outside any request while an execution loads (0: cpuLimit).
+  std::chrono::nanoseconds loadBudget_{0};
+  // The thread's CPU time when the running turn began (0 outside a turn).
+  std::chrono::nanoseconds turnCpuStart_{0};
 
   std::unordered_map<std::string, std::unique_ptr<App>> apps_;
   std::unordered_map<const ContextState*, App*> appByState_;

@@ -70,7 +70,10 @@ void EventLoop::runForegroundTasks() {
              " MiB) was reached in code resumed by a V8 task; execution was terminated");
   } else if (reaction_.overBudget && requests_.count(reaction_.overBudget)) {
     fail(reaction_.overBudget, FailureKind::kCpuLimit,
-         "JavaScript used more than " + std::to_string(options_.cpuLimit.count()) +
+         "JavaScript used more than " +
+             std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                cpuLimitOf(requests_.at(reaction_.overBudget)))
+                                .count()) +
              " ms of CPU time; execution was terminated");
   } else if (tasksTerminated || heap) {
     logEvent(Level::kError,

@@ -16,7 +16,8 @@ namespace isolane {
 template <typename Body>
 void EventLoop::turn(App& app, std::uint64_t requestId, Body&& body) {
   v8::Isolate* isolate = owner_.isolate();
-  std::chrono::nanoseconds budget = options_.cpuLimit;
+  std::chrono::nanoseconds budget =
+      loadBudget_.count() > 0 ? loadBudget_ : std::chrono::nanoseconds(options_.cpuLimit);
   if (auto it = requests_.find(requestId); it != requests_.end()) {
     budget = cpuBudget(it->second);
     app.state.currentRequestId = it->second.job.request.requestId;
@@ -25,6 +26,7 @@ void EventLoop::turn(App& app, std::uint64_t requestId, Body&& body) {
   }
   app.state.currentRequest = requestId;
   std::chrono::nanoseconds cpuStart = threadCpuTime();
+  turnCpuStart_ = cpuStart;
   watchdog_.arm(budget, owner_);
   bool terminated;
   {
@@ -58,6 +60,7 @@ void EventLoop::turn(App& app, std::uint64_t requestId, Body&& body) {
   }
   if (terminated || byWatchdog || heap) isolate->CancelTerminateExecution();
   std::chrono::nanoseconds used = threadCpuTime() - cpuStart;
+  turnCpuStart_ = std::chrono::nanoseconds(0);
   app.state.currentRequest = 0;
   app.state.currentRequestId.clear();
 
@@ -69,7 +72,12 @@ void EventLoop::turn(App& app, std::uint64_t requestId, Body&& body) {
   std::string detail =
       heap ? "the isolate's heap limit (" + std::to_string(options_.limits.heapMb) +
                  " MiB) was reached; execution was terminated"
-           : "JavaScript used more than " + std::to_string(options_.cpuLimit.count()) +
+           : "JavaScript used more than " +
+                 std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    it != requests_.end()
+                                        ? cpuLimitOf(it->second)
+                                        : std::chrono::nanoseconds(options_.cpuLimit))
+                                    .count()) +
                  " ms of CPU time; execution was terminated";
   if (it != requests_.end()) {
     fail(requestId, kind, detail);

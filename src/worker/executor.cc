@@ -63,6 +63,16 @@ void Executor::requestBody(std::uint64_t key, std::string piece, bool end, std::
   pushControl(std::move(c));
 }
 
+void Executor::toolAnswer(std::uint64_t key, std::uint64_t call, bool ok, std::string text) {
+  Control c;
+  c.kind = Control::Kind::kToolAnswer;
+  c.key = key;
+  c.call = call;
+  c.end = ok;
+  c.piece = std::move(text);
+  pushControl(std::move(c));
+}
+
 void Executor::pushControl(Control control) {
   {
     // Nothing is dropped. Credits for one request add up and cancels of one request count once,
@@ -79,6 +89,7 @@ void Executor::pushControl(Control control) {
         if (q->cancelled.insert(control.key).second) q->order.push_back(std::move(control));
         break;
       case Control::Kind::kBody:
+      case Control::Kind::kToolAnswer:
         q->order.push_back(std::move(control));
         break;
     }
@@ -166,6 +177,8 @@ void Executor::run() {
       };
       if (stopping_) {
         job.done(AppResponse::failed(FailureKind::kShuttingDown, "server is stopping"));
+      } else if (job.execution) {
+        isolates.startExecution(std::move(job));
       } else {
         isolates.start(std::move(job));
       }
@@ -180,6 +193,9 @@ void Executor::run() {
           break;
         case Control::Kind::kBody:
           isolates.requestBody(c.key, std::move(c.piece), c.end, std::move(c.error));
+          break;
+        case Control::Kind::kToolAnswer:
+          isolates.toolAnswer(c.key, c.call, c.end, std::move(c.piece));
           break;
       }
     }

@@ -69,6 +69,10 @@ class Executor {
   // beyond what the request consumed (RequestJob::bodyConsumed).
   void requestBody(std::uint64_t key, std::string piece, bool end, std::string error);
 
+  // Safe from any thread. The caller's answer to tool call `call` of the execution submitted with
+  // cancel key `key` (see EventLoop::toolAnswer). Bounded by the tool calls in flight.
+  void toolAnswer(std::uint64_t key, std::uint64_t call, bool ok, std::string text);
+
   // Safe from any thread: requests submitted and not yet answered.
   std::size_t pending() const { return pending_.load(std::memory_order_relaxed); }
 
@@ -108,12 +112,13 @@ class Executor {
 
   // A cancel or a credit for one request, from the submitter's thread.
   struct Control {
-    enum class Kind { kCancel, kCredit, kBody } kind = Kind::kCancel;
+    enum class Kind { kCancel, kCredit, kBody, kToolAnswer } kind = Kind::kCancel;
     std::uint64_t key = 0;
     std::size_t credit = 0;
-    std::string piece;  // kBody
-    bool end = false;
+    std::string piece;  // kBody; kToolAnswer: the answer's JSON or error message
+    bool end = false;   // kToolAnswer: the answer is JSON (not an error)
     std::string error;
+    std::uint64_t call = 0;  // kToolAnswer
   };
 
   void run();

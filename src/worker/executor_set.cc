@@ -114,6 +114,10 @@ void ExecutorSet::requestBody(std::uint64_t key, std::string piece, bool end, st
   if (Executor* e = routeOf(key)) e->requestBody(key, std::move(piece), end, std::move(error));
 }
 
+void ExecutorSet::toolAnswer(std::uint64_t key, std::uint64_t call, bool ok, std::string text) {
+  if (Executor* e = routeOf(key)) e->toolAnswer(key, call, ok, std::move(text));
+}
+
 void ExecutorSet::stop() {
   for (auto& e : executors_) e->stop();
 }

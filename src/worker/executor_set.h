@@ -40,6 +40,7 @@ class ExecutorSet {
   void cancel(std::uint64_t key);
   void credit(std::uint64_t key, std::size_t bytes);
   void requestBody(std::uint64_t key, std::string piece, bool end, std::string error);
+  void toolAnswer(std::uint64_t key, std::uint64_t call, bool ok, std::string text);
   void stop();
 
   std::size_t size() const { return executors_.size(); }

@@ -8,12 +8,14 @@
 #include <cerrno>
 #include <fstream>
 
+#include "ipc/exec_codec.h"
 #include "ipc/fetch_codec.h"
 #include "ipc/frame_codec.h"
 #include "ipc/frame_outbox.h"
 #include "obs/console_log.h"
 #include "obs/log.h"
 #include "runtime/engine_key.h"
+#include "worker/execution_job.h"
 #include "worker/wire_egress.h"
 
 namespace isolane {
@@ -93,6 +95,38 @@ void sendResponse(FrameOutbox& out, std::uint64_t id, const AppResponse& r, std:
   }
   batch += encodeEnd(id, max).value();
   out.sendBytes(std::move(batch));
+}
+
+// Code mode: starts the execution an Execute frame carries; its tool calls and its outcome go
+// back as frames. What the master sent is checked like anything else that arrives.
+void startExecution(ExecutorSet& executor, FrameOutbox& out, const wire::Execute& m,
+                    std::size_t max) {
+  std::uint64_t id = m.id();
+  ExecutionSpec spec = decodeExecute(m);
+  auto refuse = [&](ExecErrorCode code, const std::string& message) {
+    out.send(encodeExecResult(id, ExecutionOutcome::failed(code, message), max));
+  };
+  if (auto problem = validateExecutionSpec(spec)) {
+    refuse(ExecErrorCode::kInternal, "the execution was refused: " + *problem);
+    return;
+  }
+  // A tool call's frame carries its arguments: they must fit under the ceiling with room left.
+  std::uint32_t ceiling = static_cast<std::uint32_t>(max / 2);
+  if (spec.payloadLimit == 0 || spec.payloadLimit > ceiling) spec.payloadLimit = ceiling;
+  if (spec.resultLimit == 0 || spec.resultLimit > ceiling) spec.resultLimit = ceiling;
+  if (spec.consoleLimit > ceiling / 4) spec.consoleLimit = ceiling / 4;
+  RequestJob job = makeExecutionJob(
+      id, std::move(spec),
+      [&out, id, max](std::uint64_t call, const std::string& provider, const std::string& tool,
+                      const std::string& args) {
+        out.send(encodeToolCall(id, call, provider, tool, args, max));
+      },
+      [&out, id, max](ExecutionOutcome outcome) {
+        out.sendBytes(encodeExecResult(id, outcome, max));
+      });
+  if (!executor.submit(job)) {
+    refuse(ExecErrorCode::kQueueOverflow, "the worker's queue is full");
+  }
 }
 
 }  // namespace
@@ -204,6 +238,15 @@ int runWorkerProcess(const WorkerProcessOptions& options) {
         case wire::Message::FetchEvent:
           egress.deliver(decodeFetchEvent(*frame->message_as_FetchEvent()));
           break;
+        case wire::Message::Execute:
+          startExecution(executor, out, *frame->message_as_Execute(), max);
+          break;
+        case wire::Message::ToolAnswer: {
+          const wire::ToolAnswer* m = frame->message_as_ToolAnswer();
+          executor.toolAnswer(m->id(), m->call(), m->ok(),
+                              m->text() ? m->text()->str() : std::string());
+          break;
+        }
         case wire::Message::Cancel:
           executor.cancel(frame->message_as_Cancel()->id());
           break;

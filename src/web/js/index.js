@@ -20,6 +20,7 @@ import './response.js';
 import './fetch.js';                         // the global fetch()
 import { createEnv } from './bindings.js';
 import { dispatch } from './dispatch.js';
+import { installCodeMode, runExecution } from './codemode.js';
 import { defineGlobal } from './util.js';
 
 // Workers (and browsers' workers) expose the global object as `self`.
@@ -27,3 +28,5 @@ defineGlobal('self', globalThis);
 
 host.dispatch = dispatch;
 host.createEnv = createEnv;
+host.installCodeMode = installCodeMode;
+host.runExecution = runExecution;

@@ -51,6 +51,10 @@ export function copyArray(list) {
 export const ArrayPrototypeSort = uncurryThis(Array.prototype.sort);
 
 export const JSONStringify = JSON.stringify;
+export const JSONParse = JSON.parse;
+export const PromiseCtor = Promise;
+export const ErrorCtor = Error;
+export const ProxyCtor = Proxy;
 
 export const MathTrunc = Math.trunc;
 export const NumberIsFinite = Number.isFinite;
@@ -88,7 +92,7 @@ export const ArrayBufferIsView = ArrayBuffer.isView;
 
 export const SymbolIterator = Symbol.iterator;
 
-const PromiseCtor = Promise;
+
 export const PromisePrototypeThen = uncurryThis(Promise.prototype.then);
 const PromiseStaticResolve = Promise.resolve;
 export const PromiseResolve = (value) => ReflectApply(PromiseStaticResolve, PromiseCtor, [value]);

@@ -1,0 +1,359 @@
+// EventLoop: code mode. An execution's context holds its code and modules (in memory), `tools`,
+// its outbound mode and a console that is captured, not logged; the runtime's codemode.js runs
+// the function and answers through three natives: settleExecution, failExecution and callTool.
+// Nothing they receive is trusted: ids must name the calling context's execution while it runs,
+// values must be strings within their bounds, tools must be among those the execution was given.
+#include <tuple>
+
+#include "obs/log.h"
+#include "runtime/guest_source.h"
+#include "runtime/js_errors.h"
+#include "runtime/js_scope.h"
+#include "runtime/js_values.h"
+#include "worker/event_loop.h"
+#include "worker/event_loop_turn.h"
+
+namespace isolane {
+namespace {
+
+constexpr const char* kEntryName = "<code>";
+constexpr std::size_t kMaxErrorText = 16 * 1024;  // a guest error's message, and its stack
+
+// The console of an execution: into its outcome, up to its console limit.
+class SessionConsole final : public LogSink {
+ public:
+  explicit SessionConsole(ExecutionSession& session) : session_(session) {}
+  void write(std::string_view level, std::string_view, std::string_view,
+             std::string_view text) override {
+    session_.capture(level, text);
+  }
+
+ private:
+  ExecutionSession& session_;
+};
+
+EventLoop* loopOf(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  return static_cast<EventLoop*>(info.Data().As<v8::External>()->Value());
+}
+
+std::string bounded(std::string text) {
+  if (text.size() > kMaxErrorText) {
+    text.resize(kMaxErrorText);
+    text += "... [truncated]";
+  }
+  return text;
+}
+
+// The guest's frames of a stack: the runtime's own frames (the function's caller, tools) go.
+std::string guestFrames(const std::string& stack) {
+  std::string out;
+  std::size_t at = 0;
+  while (at < stack.size()) {
+    std::size_t end = stack.find('\n', at);
+    if (end == std::string::npos) end = stack.size();
+    std::string_view line(stack.data() + at, end - at);
+    if (line.find("isolane:web-runtime.js") == std::string_view::npos) {
+      if (!out.empty()) out += '\n';
+      out.append(line);
+    }
+    at = end + 1;
+  }
+  return bounded(std::move(out));
+}
+
+// The string `value` holds, if it is one of at most `max` UTF-8 bytes; `size` gets its size.
+bool stringArg(JsScope& js, v8::Local<v8::Value> value, std::size_t max, std::string* out,
+               std::size_t* size = nullptr) {
+  if (value.IsEmpty() || !value->IsString()) return false;
+  auto s = value.As<v8::String>();
+  std::size_t bytes = static_cast<std::size_t>(s->Utf8Length(js.isolate()));
+  if (size) *size = bytes;
+  if (bytes > max) return false;
+  *out = toUtf8(js, s);
+  return true;
+}
+
+v8::Local<v8::Value> refusal(JsScope& js, const char* code, const std::string& message) {
+  v8::Local<v8::Value> pair[] = {js.str(code), js.str(message)};
+  return v8::Array::New(js.isolate(), pair, 2);
+}
+
+}  // namespace
+
+Status EventLoop::loadExecution(const std::string& name,
+                                std::shared_ptr<ExecutionSession> session) {
+  if (apps_.count(name)) return Error{"an execution named '" + name + "' is already loaded"};
+  auto app = std::make_unique<App>();
+  app->spec.name = name;
+  app->spec.modulePath = kEntryName;
+  app->execution = session;
+  app->console = std::make_unique<SessionConsole>(*session);
+  app->state.appName = name;
+  app->state.timers = this;
+  app->state.ops = this;
+  app->state.log = app->console.get();
+  app->state.modules = &app->modules;
+  appByState_[&app->state] = app.get();
+  app->state.createdAt = std::chrono::steady_clock::now();
+  app->state.timeOriginMs =
+      std::chrono::duration<double, std::milli>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  std::string error;
+  if (!createWebContext(owner_, app->state, &app->web, &error)) {
+    appByState_.erase(&app->state);
+    session->outcome = ExecutionOutcome::failed(ExecErrorCode::kInternal, error);
+    return Error{error};
+  }
+
+  const ExecutionSpec& spec = session->spec;
+  GuestSource source = wrapGuestCode(spec.code);
+  ModuleGraph::ErrorLocation where;
+  bool loaded = false;
+  loadBudget_ = std::chrono::milliseconds(spec.timeoutMs);  // the module's top level counts too
+  turn(*app, 0, [&](JsScope& js, v8::TryCatch&) {
+    v8::Isolate* isolate = js.isolate();
+    v8::Local<v8::Object> natives;
+    if (!makeNatives(js, &natives) || !makeExecutionNatives(js, natives)) {
+      error = "out of memory while preparing the execution";
+      return;
+    }
+    app->natives.Reset(isolate, natives);
+    std::vector<v8::Local<v8::Value>> providers;
+    for (const ToolProvider& p : spec.tools) {
+      std::vector<v8::Local<v8::Value>> tools;
+      for (const std::string& t : p.tools) tools.push_back(js.str(t));
+      v8::Local<v8::Value> pair[] = {js.str(p.name),
+                                     v8::Array::New(isolate, tools.data(), tools.size())};
+      providers.push_back(v8::Array::New(isolate, pair, 2));
+    }
+    v8::Local<v8::Value> install =
+        getOwn(js, app->web.host.Get(isolate), js.str("installCodeMode"));
+    v8::Local<v8::Value> argv[] = {
+        v8::Array::New(isolate, providers.data(), providers.size()), natives,
+        v8::Boolean::New(isolate, spec.outbound == OutboundMode::kNative)};
+    if (install.IsEmpty() || !install->IsFunction() ||
+        install.As<v8::Function>()->Call(js.context(), v8::Undefined(isolate), 3, argv).IsEmpty()) {
+      error = "the runtime could not prepare the execution's globals";
+      return;
+    }
+    v8::Local<v8::Object> ns;
+    if (!app->modules.loadInMemory(js, kEntryName, source.module, spec.modules, &error, &where)
+             .ToLocal(&ns)) {
+      return;
+    }
+    v8::Local<v8::Value> fn;
+    if (!ns->Get(js.context(), js.str("default")).ToLocal(&fn) || !fn->IsFunction()) {
+      error = "the code must be an async function expression, such as: async () => 1";
+      return;
+    }
+    app->handler.Reset(isolate, fn.As<v8::Object>());
+    loaded = true;
+  });
+  loadBudget_ = {};
+  if (loaded) {
+    apps_.emplace(name, std::move(app));
+    return Status::success();
+  }
+  ExecutionOutcome& outcome = session->outcome;
+  if (error.empty() || error == "execution terminated") {
+    outcome = heapLimitHit_
+                  ? ExecutionOutcome::failed(
+                        ExecErrorCode::kMemoryLimit,
+                        "the execution's memory limit (" + std::to_string(spec.memoryMb) +
+                            " MiB, memory_mb) was reached while its modules were evaluated")
+                  : ExecutionOutcome::failed(
+                        ExecErrorCode::kCpuLimit,
+                        "the modules' top-level code used more than the timeout of " +
+                            std::to_string(spec.timeoutMs) + " ms of CPU time");
+  } else if (where.syntax) {
+    int column =
+        where.file == kEntryName ? guestColumn(source, where.line, where.column) : where.column;
+    // describeException's text starts with the place; say it with the caller's column.
+    std::string text = error;
+    if (std::size_t colon = text.find(": "); colon != std::string::npos)
+      text = text.substr(colon + 2);
+    std::string file = where.file == kEntryName ? "code" : "module '" + where.file + "'";
+    outcome = ExecutionOutcome::failed(ExecErrorCode::kSyntaxError,
+                                       bounded(file + ", line " + std::to_string(where.line) +
+                                               ", column " + std::to_string(column) + ": " + text));
+  } else {
+    outcome = ExecutionOutcome::failed(ExecErrorCode::kGuestError, bounded(error));
+  }
+  discardApp(std::move(app));
+  return Error{outcome.message};
+}
+
+bool EventLoop::makeExecutionNatives(JsScope& js, v8::Local<v8::Object> natives) {
+  v8::Local<v8::Value> self = v8::External::New(js.isolate(), this);
+  struct Native {
+    const char* name;
+    v8::FunctionCallback callback;
+    int length;
+  };
+  const Native kNatives[] = {{"settleExecution", &EventLoop::settleExecutionCallback, 2},
+                             {"failExecution", &EventLoop::failExecutionCallback, 3},
+                             {"callTool", &EventLoop::callToolCallback, 4}};
+  for (const Native& n : kNatives) {
+    v8::Local<v8::Function> fn;
+    if (!v8::Function::New(js.context(), n.callback, self, n.length,
+                           v8::ConstructorBehavior::kThrow)
+             .ToLocal(&fn)) {
+      return false;
+    }
+    setOwn(js, natives, js.str(n.name), fn);
+  }
+  return true;
+}
+
+void EventLoop::runExecution(App& app, std::uint64_t id) {
+  turn(app, id, [&](JsScope& js, v8::TryCatch& tryCatch) {
+    v8::Isolate* isolate = js.isolate();
+    v8::Local<v8::Value> run = getOwn(js, app.web.host.Get(isolate), js.str("runExecution"));
+    v8::Local<v8::Value> argv[] = {v8::Number::New(isolate, static_cast<double>(id)),
+                                   app.handler.Get(isolate), app.natives.Get(isolate)};
+    if (run.IsEmpty() || !run->IsFunction() ||
+        run.As<v8::Function>()->Call(js.context(), v8::Undefined(isolate), 3, argv).IsEmpty()) {
+      if (!tryCatch.HasTerminated()) {
+        fail(id, FailureKind::kInternal,
+             "the runtime could not start the execution: " + describeException(js, tryCatch));
+      }
+    }
+  });
+}
+
+// settleExecution(id, resultJson)
+void EventLoop::settleExecutionCallback(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  EventLoop* self = loopOf(info);
+  std::uint64_t id = self->callingRequest(info, Expect::kUnanswered);
+  if (id == 0) return;
+  Request& req = self->requests_.at(id);
+  if (!req.job.execution) return;
+  ExecutionSession& session = *req.job.execution;
+  JsScope js(info);
+  std::string text;
+  std::size_t size = 0;
+  if (!stringArg(js, info[1], session.spec.resultLimit, &text, &size)) {
+    if (size > session.spec.resultLimit) {
+      session.outcome.error = ExecErrorCode::kPayloadLimit;
+      session.outcome.message = "the result is " + std::to_string(size) +
+                                " bytes of JSON, over the result limit of " +
+                                std::to_string(session.spec.resultLimit) + " bytes";
+    } else {
+      session.outcome.error = ExecErrorCode::kInternal;
+      session.outcome.message = "the runtime settled the execution without a result";
+    }
+    self->fail(id, FailureKind::kHandlerError, session.outcome.message);
+    return;
+  }
+  session.outcome.resultJson = std::move(text);
+  self->finish(id, AppResponse{});
+}
+
+// failExecution(id, message, stack): the guest threw or rejected.
+void EventLoop::failExecutionCallback(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  EventLoop* self = loopOf(info);
+  std::uint64_t id = self->callingRequest(info, Expect::kUnanswered);
+  if (id == 0) return;
+  Request& req = self->requests_.at(id);
+  if (!req.job.execution) return;
+  ExecutionSession& session = *req.job.execution;
+  JsScope js(info);
+  std::string message = info[1]->IsString() ? toUtf8(js, info[1]) : "the guest failed";
+  std::string stack = info[2]->IsString() ? toUtf8(js, info[2]) : "";
+  session.outcome.error = ExecErrorCode::kGuestError;
+  session.outcome.message = bounded(std::move(message));
+  session.outcome.stack = guestFrames(stack);
+  self->fail(id, FailureKind::kHandlerError, session.outcome.message);
+}
+
+// callTool(provider, tool, argsJson, callbacks) -> undefined when the call went out, else
+// [code, message] for the guest's rejection.
+void EventLoop::callToolCallback(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  EventLoop* self = loopOf(info);
+  JsScope js(info);
+  ContextState* state = ContextState::from(js.context());
+  auto app = self->appByState_.find(state);
+  if (app == self->appByState_.end() || !app->second->execution) return;
+  auto req = self->requests_.find(self->owningRequest(*state));
+  if (req == self->requests_.end() || req->second.responded || !req->second.job.execution) {
+    info.GetReturnValue().Set(refusal(js, "ENDED", "the execution has ended"));
+    return;
+  }
+  ExecutionSession& session = *req->second.job.execution;
+  std::string provider, tool, args;
+  std::size_t argsSize = 0;
+  if (!stringArg(js, info[0], ExecLimits::kMaxNameBytes, &provider) ||
+      !stringArg(js, info[1], ExecLimits::kMaxNameBytes, &tool) || !info[3]->IsObject()) {
+    info.GetReturnValue().Set(refusal(js, "NOT_FOUND", "no such tool"));
+    return;
+  }
+  if (!session.allows(provider, tool)) {
+    info.GetReturnValue().Set(
+        refusal(js, "NOT_FOUND",
+                "no tool named " + provider + "." + tool + " was given to this execution"));
+    return;
+  }
+  if (!stringArg(js, info[2], session.spec.payloadLimit, &args, &argsSize)) {
+    info.GetReturnValue().Set(refusal(js, "PAYLOAD_LIMIT",
+                                      "the arguments of " + provider + "." + tool + " are " +
+                                          std::to_string(argsSize) +
+                                          " bytes of JSON, over the payload limit of " +
+                                          std::to_string(session.spec.payloadLimit) + " bytes"));
+    return;
+  }
+  if (req->second.hostOps >= self->options_.maxHostOpsPerRequest) {
+    info.GetReturnValue().Set(refusal(js, "TOO_MANY_CALLS",
+                                      "too many tool calls in flight (" +
+                                          std::to_string(self->options_.maxHostOpsPerRequest) +
+                                          "); await some before making more"));
+    return;
+  }
+  std::uint64_t op =
+      self->registerOp(*state, info[3].As<v8::Object>(), /*service=*/true, self->nextServiceOp_++);
+  self->hostOps_.at(op).tool = true;
+  ++session.outcome.toolCalls;
+  self->pauseClock(req->second);
+  if (session.callTool) session.callTool(op, provider, tool, args);
+}
+
+void EventLoop::toolAnswer(std::uint64_t cancelKey, std::uint64_t call, bool ok, std::string text) {
+  auto key = byCancelKey_.find(cancelKey);
+  if (key == byCancelKey_.end()) return;
+  auto op = hostOps_.find(call);
+  if (op == hostOps_.end() || !op->second.tool || op->second.request != key->second) return;
+  std::uint64_t id = key->second;
+  Request& req = requests_.at(id);
+  resumeClock(req);
+  const char* code = "TOOL_ERROR";
+  if (ok && req.job.execution && text.size() > req.job.execution->spec.payloadLimit) {
+    ok = false;
+    code = "PAYLOAD_LIMIT";
+    text = "the answer to the tool call is " + std::to_string(text.size()) +
+           " bytes of JSON, over the payload limit of " +
+           std::to_string(req.job.execution->spec.payloadLimit) + " bytes";
+  }
+  turn(*op->second.app, id, [&](JsScope& js, v8::TryCatch&) {
+    if (ok) {
+      v8::Local<v8::Value> argv[] = {js.str(text)};
+      callBack(js, call, "resolve", 1, argv, true);
+    } else {
+      v8::Local<v8::Value> argv[] = {js.str(code), js.str(bounded(std::move(text)))};
+      callBack(js, call, "reject", 2, argv, true);
+    }
+  });
+}
+
+void EventLoop::pauseClock(Request& req) {
+  if (req.toolWaits++ > 0) return;
+  SteadyTime now = clock_.now();
+  req.pausedLeft = req.deadline > now ? req.deadline - now : std::chrono::nanoseconds(0);
+  deadlines_.erase({req.deadline, req.id});
+  req.deadline = SteadyTime::max();
+}
+
+void EventLoop::resumeClock(Request& req) {
+  if (req.toolWaits == 0 || --req.toolWaits > 0) return;
+  setDeadline(req, clock_.now() + req.pausedLeft);
+}
+
+}  // namespace isolane

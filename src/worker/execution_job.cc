@@ -1,0 +1,65 @@
+#include "worker/execution_job.h"
+
+namespace isolane {
+
+ExecutionOutcome completeOutcome(ExecutionSession& session, const AppResponse& response) {
+  ExecutionOutcome o = std::move(session.outcome);
+  const ExecutionSpec& spec = session.spec;
+  if (response.failure == FailureKind::kNone) {
+    o.error = ExecErrorCode::kNone;
+  } else if (o.error == ExecErrorCode::kNone) {  // ended by the loop, not by the execution
+    switch (response.failure) {
+      case FailureKind::kCpuLimit:
+        o.error = ExecErrorCode::kCpuLimit;
+        o.message = "the execution used more than its " + std::to_string(spec.timeoutMs) +
+                    " ms of CPU time (timeout_ms) and was terminated";
+        break;
+      case FailureKind::kHeapLimit:
+        o.error = ExecErrorCode::kMemoryLimit;
+        o.message = "the execution reached its memory limit of " + std::to_string(spec.memoryMb) +
+                    " MiB (memory_mb) and was terminated";
+        break;
+      case FailureKind::kTimeout:
+        o.error = ExecErrorCode::kTimeout;
+        o.message = response.failureDetail;
+        break;
+      case FailureKind::kShuttingDown:
+        o.error = ExecErrorCode::kConnectionBroken;
+        o.message = "the worker was shut down during the execution";
+        break;
+      case FailureKind::kOverloaded:
+        o.error = ExecErrorCode::kQueueOverflow;
+        o.message = response.failureDetail;
+        break;
+      default:
+        o.error = ExecErrorCode::kInternal;
+        o.message = response.failureDetail;
+        break;
+    }
+  }
+  if (!o.ok()) o.resultJson.clear();
+  if (session.started != std::chrono::steady_clock::time_point{}) {
+    o.durationUs =
+        static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                       std::chrono::steady_clock::now() - session.started)
+                                       .count());
+  }
+  return o;
+}
+
+RequestJob makeExecutionJob(std::uint64_t key, ExecutionSpec spec, ToolCallSink callTool,
+                            std::function<void(ExecutionOutcome)> settled) {
+  auto session = std::make_shared<ExecutionSession>();
+  session->spec = std::move(spec);
+  session->callTool = std::move(callTool);
+  RequestJob job;
+  job.request.requestId = "exec-" + std::to_string(key);
+  job.cancelKey = key;
+  job.execution = session;
+  job.done = [session, settled = std::move(settled)](AppResponse r) {
+    settled(completeOutcome(*session, r));
+  };
+  return job;
+}
+
+}  // namespace isolane

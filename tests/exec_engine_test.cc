@@ -1,0 +1,316 @@
+// Code mode on the executor (worker/execution_job.h, worker/event_loop_exec.cc): an execution
+// runs its code and modules in a fresh isolate; `tools` reach the caller and answer with JSON;
+// every way a guest can end (result, throw, syntax error, CPU, memory, timeout, payload limits)
+// is a typed outcome, and the next execution on the same thread is unaffected.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "worker/execution_job.h"
+#include "worker/executor.h"
+
+namespace isolane {
+namespace {
+
+using namespace std::chrono_literals;
+
+class NullLog final : public LogSink {
+ public:
+  void write(std::string_view, std::string_view, std::string_view, std::string_view) override {}
+};
+
+// A tool call the guest made, waiting for the test's answer.
+struct Call {
+  std::uint64_t call;
+  std::string provider, tool, args;
+};
+
+class ExecEngine : public ::testing::Test {
+ protected:
+  ExecEngine() : executor_(options(), log_) {}
+
+  static ExecutorOptions options() {
+    ExecutorOptions o;
+    o.loop.limits.arrayBufferMb = 64;
+    return o;
+  }
+
+  // Runs `spec`; tool calls are answered by `answer` (on a thread of the test's: the executor's
+  // callback must not block), null: never answered.
+  ExecutionOutcome run(ExecutionSpec spec,
+                       std::function<std::pair<bool, std::string>(const Call&)> answer = nullptr,
+                       std::chrono::milliseconds answerDelay = 0ms) {
+    std::uint64_t key = nextKey_++;
+    auto promise = std::make_shared<std::promise<ExecutionOutcome>>();
+    auto future = promise->get_future();
+    Executor* executor = &executor_;
+    RequestJob job = makeExecutionJob(
+        key, std::move(spec),
+        [executor, key, answer, answerDelay](std::uint64_t call, const std::string& provider,
+                                             const std::string& tool, const std::string& args) {
+          if (!answer) return;
+          Call c{call, provider, tool, args};
+          std::thread([executor, key, answer, answerDelay, c] {
+            std::this_thread::sleep_for(answerDelay);
+            auto [ok, text] = answer(c);
+            executor->toolAnswer(key, c.call, ok, text);
+          }).detach();
+        },
+        [promise](ExecutionOutcome o) { promise->set_value(std::move(o)); });
+    EXPECT_TRUE(executor_.submit(job));
+    EXPECT_EQ(future.wait_for(30s), std::future_status::ready);
+    return future.get();
+  }
+
+  static ExecutionSpec code(std::string text) {
+    ExecutionSpec spec;
+    spec.code = std::move(text);
+    spec.timeoutMs = 2000;
+    return spec;
+  }
+
+  // The next execution on the same thread still works, and sees nothing of the last.
+  void expectHealthy() {
+    ExecutionOutcome o = run(code("async () => typeof globalThis.leftover"));
+    EXPECT_EQ(o.error, ExecErrorCode::kNone) << o.message;
+    EXPECT_EQ(o.resultJson, "\"undefined\"");
+  }
+
+  NullLog log_;
+  Executor executor_;
+  std::uint64_t nextKey_ = 1;
+};
+
+TEST_F(ExecEngine, AFunctionsValueComesBackAsJsonText) {
+  ExecutionOutcome o = run(code("async () => 1"));
+  EXPECT_EQ(o.error, ExecErrorCode::kNone) << o.message;
+  EXPECT_EQ(o.resultJson, "1");
+  o = run(code("async () => { await null; return { a: [1, 'x', null], b: true } }"));
+  EXPECT_EQ(o.resultJson, R"({"a":[1,"x",null],"b":true})");
+  o = run(code("async () => undefined"));
+  EXPECT_EQ(o.resultJson, "null");
+}
+
+TEST_F(ExecEngine, PrototypeKeysAndAModuleNamedToStringRoundTrip) {
+  ExecutionSpec spec = code(
+      "import { from } from 'toString'\n"
+      "async () => ({ ordinary: 1, constructor: 2, toString: 3, valueOf: 4, from })");
+  spec.modules.push_back(GuestModule{"toString", "export const from = 'a module named toString'"});
+  ExecutionOutcome o = run(spec);
+  ASSERT_EQ(o.error, ExecErrorCode::kNone) << o.message;
+  EXPECT_EQ(
+      o.resultJson,
+      R"({"ordinary":1,"constructor":2,"toString":3,"valueOf":4,"from":"a module named toString"})");
+}
+
+TEST_F(ExecEngine, JsonModulesAreParsedByTheEngineNotTheGuestsJson) {
+  ExecutionSpec spec = code("import data from 'data.json'\nimport './evil'\nasync () => data");
+  spec.modules.push_back(GuestModule{"data.json", R"({"__proto__": {"x": 1}, "n": [1, 2]})", true});
+  spec.modules.push_back(GuestModule{"./evil", "JSON.parse = () => 'hacked'"});
+  ExecutionOutcome o = run(spec);
+  ASSERT_EQ(o.error, ExecErrorCode::kNone) << o.message;
+  EXPECT_EQ(o.resultJson, R"({"__proto__":{"x":1},"n":[1,2]})");
+}
+
+TEST_F(ExecEngine, ToolCallsReachTheCallerAndTheirAnswersComeBackParsed) {
+  ExecutionSpec spec = code(
+      "async () => { const a = await tools.math.add({ a: 2, b: 3 });"
+      " const b = await tools.math.add({ a: a, b: 10 }); return [a, b] }");
+  spec.tools.push_back(ToolProvider{"math", {"add"}});
+  std::mutex mu;
+  std::vector<std::string> seen;
+  ExecutionOutcome o = run(spec, [&](const Call& c) {
+    std::lock_guard lock(mu);
+    seen.push_back(c.provider + "." + c.tool + " " + c.args);
+    return std::pair{true, seen.size() == 1 ? std::string("5") : std::string("15")};
+  });
+  ASSERT_EQ(o.error, ExecErrorCode::kNone) << o.message;
+  EXPECT_EQ(o.resultJson, "[5,15]");
+  EXPECT_EQ(o.toolCalls, 2u);
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0], R"(math.add {"a":2,"b":3})");
+}
+
+TEST_F(ExecEngine, AnUnknownToolRejectsInsideTheGuestAndTheExecutionGoesOn) {
+  ExecutionSpec spec = code(
+      "async () => { const out = [];"
+      " for (const f of [() => tools.math.sub(1), () => tools.nope.x(), () => tools.math.add(1)]) {"
+      "   try { out.push(await f()) } catch (e) { out.push(e.code + ': ' + e.message) } }"
+      " return out }");
+  spec.tools.push_back(ToolProvider{"math", {"add"}});
+  ExecutionOutcome o = run(spec, [](const Call&) { return std::pair{true, std::string("7")}; });
+  ASSERT_EQ(o.error, ExecErrorCode::kNone) << o.message;
+  EXPECT_EQ(o.resultJson, R"(["NOT_FOUND: no tool named math.sub was given to this execution",)"
+                          R"("NOT_FOUND: no tool named nope.x was given to this execution",7])");
+  EXPECT_EQ(o.toolCalls, 1u);
+}
+
+TEST_F(ExecEngine, AToolErrorRejectsInsideTheGuest) {
+  ExecutionSpec spec = code(
+      "async () => { try { await tools.t.f() } catch (e) { return e.code + ': ' + e.message } }");
+  spec.tools.push_back(ToolProvider{"t", {"f"}});
+  ExecutionOutcome o = run(spec, [](const Call&) {
+    return std::pair{false, std::string("no such repo")};
+  });
+  EXPECT_EQ(o.resultJson, R"("TOOL_ERROR: no such repo")");
+}
+
+TEST_F(ExecEngine, TheClockPausesWhileAToolCallWaitsOnTheCaller) {
+  ExecutionSpec spec = code("async () => await tools.slow.answer()");
+  spec.timeoutMs = 300;
+  spec.tools.push_back(ToolProvider{"slow", {"answer"}});
+  ExecutionOutcome o = run(
+      spec,
+      [](const Call&) {
+        return std::pair{true, std::string("42")};
+      },
+      800ms);
+  ASSERT_EQ(o.error, ExecErrorCode::kNone) << o.message;
+  EXPECT_EQ(o.resultJson, "42");
+  EXPECT_GE(o.durationUs, 800'000u);
+}
+
+TEST_F(ExecEngine, PayloadLimitsAreEnforcedBothWays) {
+  ExecutionSpec spec = code(
+      "async () => { const out = [];"
+      " try { await tools.t.f('x'.repeat(2000)) } catch (e) { out.push(e.code) }"
+      " try { await tools.t.f('small') } catch (e) { out.push(e.code + ' ' + e.message) }"
+      " return out }");
+  spec.payloadLimit = 1000;
+  spec.tools.push_back(ToolProvider{"t", {"f"}});
+  ExecutionOutcome o = run(spec, [](const Call&) {
+    return std::pair{true, "\"" + std::string(5000, 'y') + "\""};
+  });
+  ASSERT_EQ(o.error, ExecErrorCode::kNone) << o.message;
+  EXPECT_EQ(
+      o.resultJson,
+      R"(["PAYLOAD_LIMIT","PAYLOAD_LIMIT the answer to the tool call is 5002 bytes of JSON, over the payload limit of 1000 bytes"])");
+}
+
+TEST_F(ExecEngine, AHugeResultIsAPayloadLimit) {
+  ExecutionSpec spec = code("async () => 'x'.repeat(100 * 1024 * 1024)");
+  spec.memoryMb = 1024;
+  ExecutionOutcome o = run(spec);
+  EXPECT_EQ(o.error, ExecErrorCode::kPayloadLimit) << o.message;
+  EXPECT_NE(o.message.find("result limit of 4194304 bytes"), std::string::npos) << o.message;
+  expectHealthy();
+}
+
+TEST_F(ExecEngine, ASyntaxErrorNamesTheCallersLineAndColumn) {
+  ExecutionOutcome o = run(code("async () => {\n  return 1 +;\n}"));
+  EXPECT_EQ(o.error, ExecErrorCode::kSyntaxError);
+  EXPECT_NE(o.message.find("code, line 2, column 13"), std::string::npos) << o.message;
+  o = run(code("async () => 1 +"));
+  EXPECT_EQ(o.error, ExecErrorCode::kSyntaxError) << o.message;
+  ExecutionSpec spec = code("import { x } from 'm'\nasync () => x");
+  spec.modules.push_back(GuestModule{"m", "export const x = ;"});
+  o = run(spec);
+  EXPECT_EQ(o.error, ExecErrorCode::kSyntaxError);
+  EXPECT_NE(o.message.find("module 'm', line 1, column 18"), std::string::npos) << o.message;
+  expectHealthy();
+}
+
+TEST_F(ExecEngine, AGuestErrorCarriesItsMessageAndOnlyTheGuestsFrames) {
+  ExecutionOutcome o = run(code(
+      "async () => {\n  function inner() { throw new RangeError('bad input') }\n  inner()\n}"));
+  EXPECT_EQ(o.error, ExecErrorCode::kGuestError);
+  EXPECT_EQ(o.message, "RangeError: bad input");
+  EXPECT_NE(o.stack.find("at inner (<code>:2:"), std::string::npos) << o.stack;
+  EXPECT_EQ(o.stack.find("isolane:"), std::string::npos) << o.stack;
+  o = run(code("async () => { throw 'plain' }"));
+  EXPECT_EQ(o.error, ExecErrorCode::kGuestError);
+  EXPECT_EQ(o.message, "Uncaught plain");
+  o = run(code("42"));
+  EXPECT_EQ(o.error, ExecErrorCode::kGuestError);
+  EXPECT_NE(o.message.find("async function expression"), std::string::npos) << o.message;
+}
+
+TEST_F(ExecEngine, AnImportOfAModuleNotInTheMapIsAGuestError) {
+  ExecutionOutcome o = run(code("import x from 'missing'\nasync () => x"));
+  EXPECT_EQ(o.error, ExecErrorCode::kGuestError);
+  EXPECT_NE(o.message.find("cannot import 'missing'"), std::string::npos) << o.message;
+  expectHealthy();
+}
+
+TEST_F(ExecEngine, AnInfiniteLoopIsACpuLimit) {
+  ExecutionSpec spec = code("async () => { globalThis.leftover = 1; for (;;) {} }");
+  spec.timeoutMs = 300;
+  ExecutionOutcome o = run(spec);
+  EXPECT_EQ(o.error, ExecErrorCode::kCpuLimit) << o.message;
+  EXPECT_NE(o.message.find("300 ms"), std::string::npos) << o.message;
+  expectHealthy();
+}
+
+TEST_F(ExecEngine, AHeapBombIsAMemoryLimit) {
+  ExecutionSpec spec =
+      code("async () => { const a = []; for (;;) a.push(new Array(1e5).fill(1)) }");
+  spec.memoryMb = 32;
+  spec.timeoutMs = 20'000;
+  ExecutionOutcome o = run(spec);
+  EXPECT_EQ(o.error, ExecErrorCode::kMemoryLimit) << o.message;
+  EXPECT_NE(o.message.find("32 MiB"), std::string::npos) << o.message;
+  expectHealthy();
+}
+
+TEST_F(ExecEngine, CodeThatNeverSettlesTimesOut) {
+  ExecutionSpec spec = code("async () => new Promise(() => {})");
+  spec.timeoutMs = 200;
+  ExecutionOutcome o = run(spec);
+  EXPECT_EQ(o.error, ExecErrorCode::kTimeout) << o.message;
+  EXPECT_NE(o.message.find("timeout of 200 ms"), std::string::npos) << o.message;
+  expectHealthy();
+}
+
+TEST_F(ExecEngine, AGuestThatRewritesTheBuiltinsStillGetsItsResultSerialized) {
+  ExecutionOutcome o = run(
+      code("async () => { JSON.stringify = () => 'hacked'; JSON.parse = null;"
+           " Object.defineProperty(Object.prototype, 'x', { set() { throw new Error('x') } });"
+           " Array.prototype.push = null; Promise.prototype.then = null; Promise.resolve = null;"
+           " globalThis.leftover = 1; return { a: 1 } }"));
+  EXPECT_EQ(o.error, ExecErrorCode::kNone) << o.message;
+  EXPECT_EQ(o.resultJson, R"({"a":1})");
+  expectHealthy();
+}
+
+TEST_F(ExecEngine, ConsoleOutputIsCapturedAndBounded) {
+  ExecutionSpec spec = code(
+      "async () => { console.log('hello', { a: 1 }); console.error('oops');"
+      " for (let i = 0; i < 1000; i++) console.log('x'.repeat(100)); return 1 }");
+  spec.consoleLimit = 2000;
+  ExecutionOutcome o = run(spec);
+  ASSERT_EQ(o.error, ExecErrorCode::kNone) << o.message;
+  ASSERT_GE(o.logs.size(), 3u);
+  EXPECT_EQ(o.logs[0], "log: hello { a: 1 }");
+  EXPECT_EQ(o.logs[1], "error: oops");
+  EXPECT_TRUE(o.logsTruncated);
+  EXPECT_EQ(o.logs.back(), "[console output truncated at 2000 bytes]");
+  EXPECT_LT(o.logs.size(), 25u);
+}
+
+TEST_F(ExecEngine, FetchIsRefusedUnlessOutboundIsNative) {
+  ExecutionOutcome o = run(code(
+      "async () => { try { await fetch('http://127.0.0.1:1/') } catch (e) { return e.message } }"));
+  EXPECT_EQ(o.resultJson, R"x("fetch() is disabled for this execution (outbound: \"disabled\")")x");
+}
+
+TEST_F(ExecEngine, AToolCallFloodIsBoundedAndTheNextExecutionIsFine) {
+  ExecutionSpec spec = code(
+      "async () => { let refused = 0; const all = [];"
+      " for (let i = 0; i < 5000; i++) all.push(tools.t.f(i).catch((e) => { refused++ }));"
+      " await Promise.all(all); return refused }");
+  spec.tools.push_back(ToolProvider{"t", {"f"}});
+  ExecutionOutcome o = run(spec, [](const Call&) { return std::pair{true, std::string("0")}; });
+  ASSERT_EQ(o.error, ExecErrorCode::kNone) << o.message;
+  EXPECT_EQ(o.resultJson, "4000");  // 1000 in flight at most
+  EXPECT_EQ(o.toolCalls, 1000u);
+  expectHealthy();
+}
+
+}  // namespace
+}  // namespace isolane
