@@ -64,6 +64,10 @@ constexpr bool execErrorRetryable(ExecErrorCode code) {
          code == ExecErrorCode::kConnectionBroken;
 }
 
+// The app name a native-outbound execution's fetches carry to the egress (its policy: public
+// addresses only).
+inline constexpr std::string_view kCodeModeEgressApp = "<codemode>";
+
 // Where outbound fetch() of the guest goes.
 enum class OutboundMode : std::uint8_t {
   kDisabled,  // fetch() rejects inside the guest (the default)

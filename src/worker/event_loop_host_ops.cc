@@ -48,6 +48,13 @@ std::uint64_t EventLoop::fetchStart(ContextState& state, AppRequest request,
                                     std::chrono::milliseconds timeout,
                                     v8::Local<v8::Object> callbacks) {
   App* app = appByState_.at(&state);
+  if (app->execution && app->execution->spec.outbound != OutboundMode::kNative) {
+    // The runtime's fetch() is replaced for such an execution; this is the second lock.
+    v8::Isolate* isolate = owner_.isolate();
+    isolate->ThrowException(v8::Exception::TypeError(
+        v8::String::NewFromUtf8Literal(isolate, "fetch() is disabled for this execution")));
+    return 0;
+  }
   if (overOpLimit(state)) return 0;
   FetchInit init;
   init.method = std::move(request.method);
@@ -56,7 +63,9 @@ std::uint64_t EventLoop::fetchStart(ContextState& state, AppRequest request,
   init.body = std::move(request.body);
   if (timeout.count() > 0) init.timeout = timeout;
   init.policy = FetchPolicy(app->spec.fetchAllow);
-  init.app = app->spec.name;
+  // Executions share one egress policy (public addresses only): the master knows no app by their
+  // names.
+  init.app = app->execution ? std::string(kCodeModeEgressApp) : app->spec.name;
   std::uint64_t id = fetch_.start(std::move(init), fetchEvents_);
   return registerOp(state, callbacks, false, id);
 }

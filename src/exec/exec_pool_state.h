@@ -1,0 +1,49 @@
+#pragma once
+// ExecPool's bookkeeping: a worker and an execution as the pool sees them. Internal to exec/.
+//
+// Thread rule: guarded by ExecPool::mu_.
+
+#include <set>
+
+#include "exec/exec_pool.h"
+
+namespace isolane {
+
+struct ExecPool::Worker {
+  enum class State { kSpawning, kServing, kDraining };
+  std::uint64_t id = 0;
+  std::shared_ptr<WorkerProcess> proc;
+  State state = State::kSpawning;
+  bool helloSeen = false;
+  std::set<std::uint64_t> running;     // executions on it now
+  std::deque<std::uint64_t> reserved;  // leases waiting for it to come up
+  std::uint64_t executions = 0;        // settled on it
+  std::uint64_t rssBytes = 0;          // from its last heartbeat
+  const char* retireReason = nullptr;  // "executions" or "memory", once draining
+  SteadyTime spawnDeadline{};
+  std::uint64_t heartbeatSeq = 0;
+  bool heartbeatOutstanding = false;
+  SteadyTime heartbeatSentAt{};
+  SteadyTime nextHeartbeat{};
+  std::shared_ptr<const Egress::Reply> egressReply;
+  bool killed = false;     // killLocked ran: its death is on the way
+  std::string killReason;  // why, which its death then reports
+};
+
+struct ExecPool::Execution {
+  std::uint64_t id = 0;
+  ExecutionSpec spec;  // sent with Execute, then cleared
+  ToolDispatch dispatch;
+  std::function<void(ExecutionOutcome)> done;
+  SteadyTime arrived{};
+  std::uint64_t worker = 0;  // 0 while queued
+  SteadyTime started{};
+  std::uint32_t timeoutMs = 0;
+  // The termination schedule: the worker is killed at killAt, unless tool calls wait on the
+  // caller (then it is paused with `pausedLeft` remaining).
+  SteadyTime killAt = SteadyTime::max();
+  std::size_t toolWaits = 0;
+  std::chrono::nanoseconds pausedLeft{0};
+};
+
+}  // namespace isolane

@@ -1,0 +1,343 @@
+// ExecPool: the workers: spawning, their frames, heartbeats, deaths, retirement, supervision and
+// the pool's shutdown (leases and settling: exec_pool.cc).
+#include <signal.h>
+
+#include <nlohmann/json.hpp>
+
+#include "exec/exec_pool.h"
+#include "exec/exec_pool_state.h"
+#include "ipc/exec_codec.h"
+#include "ipc/fetch_codec.h"
+#include "obs/log.h"
+
+namespace isolane {
+
+ExecPool::Worker& ExecPool::spawnLocked(After& after) {
+  auto w = std::make_unique<Worker>();
+  w->id = nextWorker_++;
+  std::uint64_t id = w->id;
+  std::vector<std::string> argv = options_.workerCommand;
+  argv.push_back("--slot");
+  argv.push_back(std::to_string(id));
+  auto proc = WorkerProcess::spawn(
+      argv, options_.maxFrameBytes, [this, id](const wire::Frame& f) { onFrame(id, f); },
+      [this, id](const std::string& why) { onDeath(id, why); });
+  w->spawnDeadline = clock_.now() + options_.spawnTimeout;
+  if (proc) {
+    w->proc = std::shared_ptr<WorkerProcess>(std::move(proc.value()));
+  } else {
+    // Reported as its death once the lock is released: its leases fail one at a time.
+    w->killed = true;
+    after.calls.push_back([this, id, why = proc.error()] { onDeath(id, why); });
+  }
+  Worker& ref = *w;
+  workers_.emplace(id, std::move(w));
+  wake_.notify_all();  // its spawn deadline
+  return ref;
+}
+
+void ExecPool::killLocked(Worker& w, const std::string& reason) {
+  if (w.killed) return;
+  w.killed = true;
+  w.killReason = reason;
+  logEvent(Level::kError, "code-mode worker killed", {{"worker", w.id}, {"reason", reason}});
+  if (w.proc) w.proc->kill(SIGKILL);  // its death arrives on its reader thread
+}
+
+void ExecPool::onFrame(std::uint64_t workerId, const wire::Frame& frame) {
+  After after;
+  {
+    std::unique_lock lock(mu_);
+    auto found = workers_.find(workerId);
+    if (found == workers_.end()) return;  // retired or shut down: what it says is moot
+    Worker& w = *found->second;
+    if (w.killed) return;
+    SteadyTime now = clock_.now();
+    auto violation = [&](const std::string& what) { killLocked(w, "protocol violation: " + what); };
+    switch (frame.message_type()) {
+      case wire::Message::Hello: {
+        const wire::Hello* m = frame.message_as_Hello();
+        if (w.helloSeen) return violation("a second Hello");
+        if (m->version() != kProtocolVersion) {
+          return violation("protocol version " + std::to_string(m->version()) + ", expected " +
+                           std::to_string(kProtocolVersion));
+        }
+        w.helloSeen = true;
+        w.heartbeatOutstanding = true;
+        w.heartbeatSentAt = now;
+        after.frames.emplace_back(
+            w.proc, encodeHeartbeat(++w.heartbeatSeq, options_.maxFrameBytes).value());
+        break;
+      }
+      case wire::Message::HeartbeatAck: {
+        const wire::HeartbeatAck* m = frame.message_as_HeartbeatAck();
+        if (!w.heartbeatOutstanding || m->seq() != w.heartbeatSeq) {
+          return violation("a heartbeat answer nobody asked for");
+        }
+        w.heartbeatOutstanding = false;
+        w.rssBytes = m->rss_bytes();
+        w.nextHeartbeat = now + options_.heartbeatInterval;
+        if (w.state == Worker::State::kSpawning) {
+          w.state = Worker::State::kServing;
+          workerEvents_.with({"spawn"}).inc();
+          emitLocked(Level::kInfo, "worker.spawn", {{"worker", w.id}, {"pid", w.proc->pid()}});
+          // Its leases first, up to its capacity; the rest wait at the head of the queue.
+          while (!w.reserved.empty()) {
+            std::uint64_t id = w.reserved.back();
+            w.reserved.pop_back();
+            queue_.push_front(id);
+          }
+          serveQueueLocked(after);
+        } else {
+          retireIfDueLocked(w, after);
+        }
+        break;
+      }
+      case wire::Message::ToolCall:
+        onToolCall(w, *frame.message_as_ToolCall(), after);
+        break;
+      case wire::Message::ExecResult: {
+        const wire::ExecResult* m = frame.message_as_ExecResult();
+        auto e = executions_.find(m->id());
+        if (e == executions_.end() || e->second->worker != w.id) {
+          return violation("a result for an execution it does not run");
+        }
+        ExecutionOutcome outcome = decodeExecResult(*m);
+        if (outcome.ok() && !nlohmann::json::accept(outcome.resultJson)) {
+          outcome = ExecutionOutcome::failed(ExecErrorCode::kInternal,
+                                             "The worker's result is not JSON text.");
+        }
+        settleLocked(m->id(), std::move(outcome), after);
+        serveQueueLocked(after);
+        break;
+      }
+      case wire::Message::FetchCall: {
+        if (!w.egressReply) {
+          std::weak_ptr<WorkerProcess> proc = w.proc;
+          w.egressReply = std::make_shared<const Egress::Reply>([proc](const std::string& f) {
+            auto p = proc.lock();
+            return p && p->send(f).ok();
+          });
+        }
+        std::shared_ptr<const Egress::Reply> reply = w.egressReply;
+        FetchCall call = decodeFetchCall(*frame.message_as_FetchCall());
+        lock.unlock();
+        egress_.call(workerId, reply, std::move(call));
+        return;
+      }
+      default:
+        return violation(std::string("an unexpected ") +
+                         wire::EnumNameMessage(frame.message_type()) + " frame");
+    }
+  }
+  after.run();
+}
+
+void ExecPool::onDeath(std::uint64_t workerId, const std::string& death) {
+  egress_.forget(workerId);
+  After after;
+  {
+    std::lock_guard lock(mu_);
+    auto node = workers_.extract(workerId);
+    if (node.empty()) return;  // retired or shut down: announced already
+    Worker& w = *node.mapped();
+    const std::string& reason = w.killReason.empty() ? death : w.killReason;
+    if (w.proc) graveyard_.push_back(w.proc);
+    if (w.state == Worker::State::kSpawning) {
+      workerEvents_.with({"spawn_failed"}).inc();
+      emitLocked(Level::kError, "worker.spawn_failed", {{"worker", w.id}, {"reason", reason}});
+      // One waiting lease fails; the others go back to the head of the queue, so a spawn that
+      // keeps failing drains the queue instead of parking it.
+      for (auto it = w.reserved.rbegin(); it != w.reserved.rend(); ++it) queue_.push_front(*it);
+      if (!shuttingDown_) {
+        failOneWaitingLocked("Worker " + std::to_string(w.id) + " failed to start: " + reason,
+                             after);
+      }
+    } else {
+      std::vector<std::uint64_t> running(w.running.begin(), w.running.end());
+      if (!shuttingDown_) {
+        workerEvents_.with({"crash"}).inc();
+        emitLocked(Level::kError, "worker.crash",
+                   {{"worker", w.id}, {"reason", reason}, {"executions", running}});
+      }
+      for (std::uint64_t id : running) {
+        settleLocked(id,
+                     shuttingDown_
+                         ? ExecutionOutcome::failed(ExecErrorCode::kConnectionBroken,
+                                                    "Worker " + std::to_string(w.id) +
+                                                        " was shut down during the execution.")
+                         : ExecutionOutcome::failed(ExecErrorCode::kWorkerCrashed,
+                                                    "Worker " + std::to_string(w.id) +
+                                                        " crashed during an execution: " + reason),
+                     after);
+      }
+    }
+    if (!shuttingDown_) serveQueueLocked(after);  // spawns a replacement if work waits
+    wake_.notify_all();
+  }
+  after.run();
+}
+
+void ExecPool::retireIfDueLocked(Worker& w, After& after) {
+  if (w.state == Worker::State::kServing) {
+    if (options_.retireAfterExecutions && w.executions >= options_.retireAfterExecutions) {
+      w.retireReason = "executions";
+    } else if (options_.workerMemoryLimitBytes && w.rssBytes >= options_.workerMemoryLimitBytes) {
+      w.retireReason = "memory";
+    }
+    if (w.retireReason) w.state = Worker::State::kDraining;  // no new work from here on
+  }
+  if (w.state == Worker::State::kDraining && w.running.empty()) retireLocked(w, after);
+}
+
+void ExecPool::retireLocked(Worker& w, After& after) {
+  workerEvents_.with({"retire"}).inc();
+  emitLocked(Level::kInfo, "worker.retire",
+             {{"worker", w.id},
+              {"reason", w.retireReason ? w.retireReason : "shutdown"},
+              {"executions", w.executions},
+              {"rss_bytes", w.rssBytes}});
+  after.frames.emplace_back(w.proc, encodeShutdown(0, options_.maxFrameBytes).value());
+  ending_.emplace_back(w.proc, clock_.now() + options_.shutdownGrace);
+  workers_.erase(w.id);  // `w` is gone from here
+  if (!shuttingDown_ && workers_.size() < options_.maxWorkers) spawnLocked(after);  // replacement
+  serveQueueLocked(after);
+}
+
+void ExecPool::superviseOnce() {
+  std::vector<std::shared_ptr<WorkerProcess>> dead;
+  After after;
+  {
+    std::lock_guard lock(mu_);
+    SteadyTime now = clock_.now();
+    for (auto& [id, w] : workers_) {
+      if (w->killed) continue;
+      if (w->state == Worker::State::kSpawning) {
+        if (now > w->spawnDeadline) {
+          killLocked(*w, "did not answer its first heartbeat within " +
+                             std::to_string(options_.spawnTimeout.count()) + " ms");
+        }
+        continue;
+      }
+      if (w->heartbeatOutstanding) {
+        if (now - w->heartbeatSentAt > options_.heartbeatTimeout) {
+          killLocked(*w, "missed a heartbeat (no answer within " +
+                             std::to_string(options_.heartbeatTimeout.count()) + " ms)");
+        }
+      } else if (now >= w->nextHeartbeat) {
+        w->heartbeatOutstanding = true;
+        w->heartbeatSentAt = now;
+        after.frames.emplace_back(
+            w->proc, encodeHeartbeat(++w->heartbeatSeq, options_.maxFrameBytes).value());
+      }
+    }
+    for (auto& [id, e] : executions_) {
+      if (e->worker == 0 || now < e->killAt) continue;
+      auto w = workers_.find(e->worker);
+      if (w == workers_.end() || w->second->killed) continue;
+      logEvent(Level::kError, "terminating a hung worker",
+               {{"worker", e->worker}, {"execution", id}, {"timeout_ms", e->timeoutMs}});
+      killLocked(*w->second, "execution " + std::to_string(id) +
+                                 " ran past its termination schedule (timeout_ms " +
+                                 std::to_string(e->timeoutMs) + " + grace)");
+    }
+    for (auto it = ending_.begin(); it != ending_.end();) {
+      if (!it->first->alive() || now >= it->second) {
+        it->first->kill(SIGKILL);
+        graveyard_.push_back(it->first);
+        it = ending_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (auto it = graveyard_.begin(); it != graveyard_.end();) {
+      if (!(*it)->alive()) {
+        dead.push_back(std::move(*it));
+        it = graveyard_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  after.run();
+  dead.clear();  // off every reader thread, with no lock held
+}
+
+void ExecPool::superviseLoop() {
+  std::unique_lock lock(mu_);
+  while (!supervisorStop_) {
+    lock.unlock();
+    superviseOnce();
+    lock.lock();
+    wake_.wait_for(lock, std::chrono::milliseconds(20));
+  }
+}
+
+void ExecPool::shutdown(std::chrono::milliseconds drain) {
+  After after;
+  {
+    std::lock_guard lock(mu_);
+    if (shuttingDown_) return;
+    shuttingDown_ = true;
+    for (auto& [id, w] : workers_) {
+      for (std::uint64_t lease : w->reserved) queue_.push_back(lease);
+      w->reserved.clear();
+    }
+    while (!queue_.empty()) {
+      std::uint64_t id = queue_.front();
+      queue_.pop_front();
+      settleLocked(
+          id,
+          ExecutionOutcome::failed(ExecErrorCode::kConnectionBroken, "The pool is shutting down."),
+          after);
+    }
+    queueDepth_.with({}).set(0);
+  }
+  after.run();
+  {
+    std::unique_lock lock(mu_);
+    wake_.wait_for(lock, drain, [&] { return executions_.empty(); });
+    std::vector<std::uint64_t> left;
+    for (auto& [id, e] : executions_) left.push_back(id);
+    for (std::uint64_t id : left) {
+      std::uint64_t worker = executions_.at(id)->worker;
+      settleLocked(id,
+                   ExecutionOutcome::failed(
+                       ExecErrorCode::kConnectionBroken,
+                       "Worker " + std::to_string(worker) + " was shut down during the execution."),
+                   after);
+    }
+    SteadyTime killAt = clock_.now() + options_.shutdownGrace;
+    for (auto& [id, w] : workers_) {
+      if (!w->proc) continue;
+      after.frames.emplace_back(w->proc, encodeShutdown(0, options_.maxFrameBytes).value());
+      w->proc->kill(SIGTERM);
+      ending_.emplace_back(w->proc, killAt);
+    }
+    workers_.clear();
+  }
+  after.run();
+  // The workers get their grace to exit, then SIGKILL.
+  auto until = std::chrono::steady_clock::now() + options_.shutdownGrace;
+  for (;;) {
+    bool alive = false;
+    {
+      std::lock_guard lock(mu_);
+      for (auto& [proc, at] : ending_) alive = alive || proc->alive();
+    }
+    if (!alive || std::chrono::steady_clock::now() >= until) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [proc, at] : ending_) {
+      proc->kill(SIGKILL);
+      graveyard_.push_back(proc);
+    }
+    ending_.clear();
+    supervisorStop_ = true;
+    wake_.notify_all();
+  }
+}
+
+}  // namespace isolane
