@@ -223,6 +223,8 @@ TEST_F(ExecEngine, AGuestErrorCarriesItsMessageAndOnlyTheGuestsFrames) {
   EXPECT_EQ(o.message, "RangeError: bad input");
   EXPECT_NE(o.stack.find("at inner (<code>:2:"), std::string::npos) << o.stack;
   EXPECT_EQ(o.stack.find("isolane:"), std::string::npos) << o.stack;
+  o = run(code("async () => { throw new Error('first line') }"));
+  EXPECT_NE(o.stack.find("(<code>:1:21)"), std::string::npos) << o.stack;  // the caller's column
   o = run(code("async () => { throw 'plain' }"));
   EXPECT_EQ(o.error, ExecErrorCode::kGuestError);
   EXPECT_EQ(o.message, "Uncaught plain");

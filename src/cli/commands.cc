@@ -8,6 +8,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "cli/codemode_commands.h"
 #include "cli/stop_signals.h"
 #include "obs/log.h"
 #include "server/config.h"
@@ -124,6 +125,10 @@ int runCommandLine(const std::vector<std::string>& args, const EngineCommands* e
       ->check(CLI::ExistingFile);
   serveCmd->add_option("-l,--listen", serveArgs.listen, "HOST:PORT (default 127.0.0.1:8080)");
 
+  ExecArgs execArgs;
+  ExecutorArgs executorArgs;
+  CodemodeCommands codemode = addCodemodeCommands(cli, execArgs, executorArgs);
+
   // `isolane worker`: what the pool's children run; not for people, so not in --help.
   WorkerArgs worker;
   CLI::App* workerCmd = cli.add_subcommand("worker", "run as a worker process of the pool");
@@ -170,7 +175,14 @@ int runCommandLine(const std::vector<std::string>& args, const EngineCommands* e
     initLogging("worker-" + std::to_string(worker.slot));
     return engine->worker(worker);
   }
+  if (codemode.exec->parsed()) {
+    // The result is the output: the pool's events only when asked for.
+    setenv("ISOLANE_LOG_LEVEL", "warn", /*overwrite=*/0);
+    initLogging("exec");
+    return execCommand(execArgs);
+  }
   initLogging("server");
+  if (codemode.executor->parsed()) return executorCommand(executorArgs);
   if (snapshotCmd->parsed()) return engine->snapshot(snapshotPath);
   if (runCmd->parsed()) return engine->run(run);
   return serve(serveArgs, args, engine);

@@ -3,7 +3,7 @@
 #include <isolane/executor.h>
 
 #include "exec/exec_pool.h"
-#include "server/engine_command.h"
+#include "server/executor_config.h"
 
 namespace isolane::codemode {
 namespace {
@@ -41,31 +41,15 @@ Result toResult(ExecutionOutcome&& o) {
 }
 
 ExecPoolOptions poolOptions(const ExecutorConfig& c) {
-  ExecPoolOptions o;
-  if (c.workers) o.maxWorkers = std::min<std::size_t>(c.workers, 16);
-  o.executionsPerWorker = std::max<std::size_t>(1, c.executionsPerWorker);
-  o.maxQueue = c.maxQueue;
-  o.retireAfterExecutions = c.retireAfterExecutions;
-  o.workerMemoryLimitBytes = static_cast<std::uint64_t>(c.workerMemoryMb) << 20;
-  std::vector<std::string> args = {
-      "worker",
-      "--threads",
-      "1",
-      // Each execution is an isolate of its own; one more for the spare made ahead.
-      "--max-isolates",
-      std::to_string(o.executionsPerWorker + 1),
-      "--max-frame-bytes",
-      std::to_string(o.maxFrameBytes),
-      "--sandbox",
-      c.sandbox ? "true" : "false",
-  };
-  if (c.isolaneBinary.empty()) {
-    o.workerCommand = engineCommand(args);
-  } else {
-    o.workerCommand = {c.isolaneBinary};
-    o.workerCommand.insert(o.workerCommand.end(), args.begin(), args.end());
-  }
-  return o;
+  ExecutorSettings s;
+  s.workers = c.workers;
+  s.executionsPerWorker = c.executionsPerWorker;
+  s.maxQueue = c.maxQueue;
+  s.retireAfterExecutions = c.retireAfterExecutions;
+  s.workerMemoryMb = c.workerMemoryMb;
+  s.sandbox = c.sandbox;
+  s.isolaneBinary = c.isolaneBinary;
+  return execPoolOptions(s);
 }
 
 }  // namespace

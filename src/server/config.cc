@@ -7,34 +7,13 @@
 #include <filesystem>
 #include <sstream>
 
+#include "server/toml_values.h"
 #include "util/read_file.h"
 
 namespace isolane {
 namespace {
 
 namespace fs = std::filesystem;
-
-template <typename T>
-Status readInt(const toml::table& t, const char* key, T& out, std::int64_t lo, std::int64_t hi,
-               const std::string& where) {
-  const toml::node* n = t.get(key);
-  if (!n) return Status::success();
-  auto v = n->value<std::int64_t>();
-  if (!v || *v < lo || *v > hi) {
-    return Error{where + ": '" + key + "' must be an integer from " + std::to_string(lo) + " to " +
-                 std::to_string(hi)};
-  }
-  out = static_cast<T>(*v);
-  return Status::success();
-}
-
-Status readMs(const toml::table& t, const char* key, std::chrono::milliseconds& out,
-              const std::string& where) {
-  std::int64_t v = out.count();
-  Status s = readInt(t, key, v, 1, 86'400'000, where);
-  out = std::chrono::milliseconds(v);
-  return s;
-}
 
 Status readEnvInt(const char* name, std::int64_t lo, std::int64_t hi, std::int64_t& out) {
   const char* raw = std::getenv(name);

@@ -3,6 +3,7 @@
 // the function and answers through three natives: settleExecution, failExecution and callTool.
 // Nothing they receive is trusted: ids must name the calling context's execution while it runs,
 // values must be strings within their bounds, tools must be among those the execution was given.
+#include <cctype>
 #include <tuple>
 
 #include "obs/log.h"
@@ -44,8 +45,25 @@ std::string bounded(std::string text) {
   return text;
 }
 
+// A stack line's "<code>:LINE:COLUMN" as the caller's code has it (the wrap shifted the
+// function's first line).
+std::string callersColumns(std::string_view line, int functionLine) {
+  std::string out(line);
+  std::string mark = std::string(kEntryName) + ":" + std::to_string(functionLine) + ":";
+  std::size_t at = out.find(mark);
+  if (at == std::string::npos) return out;
+  std::size_t digits = at + mark.size();
+  std::size_t end = digits;
+  while (end < out.size() && std::isdigit(static_cast<unsigned char>(out[end]))) ++end;
+  if (end == digits) return out;
+  int column = std::stoi(out.substr(digits, end - digits));
+  if (column > kWrapColumns)
+    out.replace(digits, end - digits, std::to_string(column - kWrapColumns));
+  return out;
+}
+
 // The guest's frames of a stack: the runtime's own frames (the function's caller, tools) go.
-std::string guestFrames(const std::string& stack) {
+std::string guestFrames(const std::string& stack, int functionLine) {
   std::string out;
   std::size_t at = 0;
   while (at < stack.size()) {
@@ -54,7 +72,7 @@ std::string guestFrames(const std::string& stack) {
     std::string_view line(stack.data() + at, end - at);
     if (line.find("isolane:web-runtime.js") == std::string_view::npos) {
       if (!out.empty()) out += '\n';
-      out.append(line);
+      out += callersColumns(line, functionLine);
     }
     at = end + 1;
   }
@@ -262,7 +280,7 @@ void EventLoop::failExecutionCallback(const v8::FunctionCallbackInfo<v8::Value>&
   std::string stack = info[2]->IsString() ? toUtf8(js, info[2]) : "";
   session.outcome.error = ExecErrorCode::kGuestError;
   session.outcome.message = bounded(std::move(message));
-  session.outcome.stack = guestFrames(stack);
+  session.outcome.stack = guestFrames(stack, wrapGuestCode(session.spec.code).functionLine);
   self->fail(id, FailureKind::kHandlerError, session.outcome.message);
 }
 

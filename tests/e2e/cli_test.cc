@@ -1,7 +1,6 @@
 // The `isolane` command as a user runs it: `run`, `serve`, their errors and exit statuses.
 
 #include <gtest/gtest.h>
-
 #include <sys/resource.h>
 
 #include <filesystem>
@@ -40,13 +39,32 @@ TEST(Cli, RunPrintsTheResponse) {
 }
 
 TEST(Cli, RunSendsMethodHeadersAndBody) {
-  ChildProcess p({kBin, "run", kApps + "echo.js", "-X", "PUT", "-H", "X-One: 1", "-d", "data!",
-                  "/path"});
+  ChildProcess p(
+      {kBin, "run", kApps + "echo.js", "-X", "PUT", "-H", "X-One: 1", "-d", "data!", "/path"});
   ASSERT_EQ(p.wait(20s), 0) << p.err();
   EXPECT_NE(p.out().find(R"("method":"PUT")"), std::string::npos) << p.out();
   EXPECT_NE(p.out().find(R"("x-one":"1")"), std::string::npos) << p.out();
   EXPECT_NE(p.out().find(R"("body":"data!")"), std::string::npos) << p.out();
   EXPECT_NE(p.out().find(R"("url":"http://localhost/path")"), std::string::npos) << p.out();
+}
+
+TEST(Cli, ExecPrintsTheResultOfAnExecutionWithItsModules) {
+  const std::string dir = ISOLANE_TEST_FIXTURES "/codemode/";
+  ChildProcess p({kBin, "exec", dir + "greet.js", "--module", "greet=" + dir + "greet_module.js",
+                  "--module", "config=" + dir + "config.json", "--timeout-ms", "5000"});
+  ASSERT_EQ(p.wait(30s), 0) << p.err();
+  EXPECT_EQ(p.out().rfind(R"({"result":{"message":"hello isolane","constructor":"kept"},)"
+                          R"("logs":["log: greeting isolane"],"stats":{)",
+                          0),
+            0u)
+      << p.out();
+}
+
+TEST(Cli, ExecExitsNonZeroWithATypedError) {
+  ChildProcess p({kBin, "exec", ISOLANE_TEST_FIXTURES "/codemode/broken.js"});
+  EXPECT_EQ(p.wait(30s), 1) << p.err();
+  EXPECT_NE(p.out().find(R"("code":"SYNTAX_ERROR")"), std::string::npos) << p.out();
+  EXPECT_NE(p.out().find("code, line 3, column 1"), std::string::npos) << p.out();
 }
 
 TEST(Cli, RunFailsWhenTheAppThrows) {
@@ -102,7 +120,8 @@ TEST(Cli, InProcessServeRunsInTheEngineAndDrainsOnSigterm) {
 
 TEST(Cli, NodeOptionsReachNeitherTheEngineNorItsWorkers) {
   // NODE_OPTIONS could preload code into a node process or open an inspector in it.
-  std::string marker = std::filesystem::temp_directory_path() / ("isolane-preload-" + std::to_string(getpid()));
+  std::string marker =
+      std::filesystem::temp_directory_path() / ("isolane-preload-" + std::to_string(getpid()));
   std::string preload = marker + ".js";
   std::ofstream(preload) << "require('fs').writeFileSync('" << marker << "', 'ran');\n";
   setenv("NODE_OPTIONS", ("--require " + preload).c_str(), 1);
@@ -186,8 +205,9 @@ TEST(Cli, OutOfDescriptorsTheServerBacksOffShedsAndRecovers) {
     setsockopt(c->native(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     char buf[1024];
     ssize_t n = ::recv(c->native(), buf, sizeof buf, 0);
-    if (n > 0 && std::string(buf, static_cast<std::size_t>(n)).find("x-isolane-shed: descriptors") !=
-                     std::string::npos) {
+    if (n > 0 &&
+        std::string(buf, static_cast<std::size_t>(n)).find("x-isolane-shed: descriptors") !=
+            std::string::npos) {
       ++shed;
     }
   }

@@ -1,0 +1,271 @@
+// ExecDaemon: the listener and the HTTP routes of `isolane executor` (the WebSocket session:
+// exec_session.cc).
+#include "exec/exec_daemon.h"
+
+#include <openssl/crypto.h>
+
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket/rfc6455.hpp>
+
+#include "exec/exec_session.h"
+#include "obs/log.h"
+
+namespace isolane {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+using Request = http::request<http::string_body>;
+using Response = http::response<http::string_body>;
+
+// Compares in time that does not depend on where the strings differ.
+bool tokenMatches(std::string_view given, const std::string& token) {
+  return given.size() == token.size() &&
+         CRYPTO_memcmp(given.data(), token.data(), token.size()) == 0;
+}
+
+class HttpSession : public std::enable_shared_from_this<HttpSession> {
+ public:
+  HttpSession(std::shared_ptr<ExecDaemon::Shared> shared, tcp::socket socket)
+      : shared_(std::move(shared)), stream_(std::move(socket)) {}
+
+  void start() { read(); }
+
+ private:
+  void read() {
+    parser_.emplace();
+    parser_->body_limit(shared_->options.maxBodyBytes);
+    parser_->header_limit(64 * 1024);
+    stream_.expires_after(std::chrono::seconds(60));
+    http::async_read(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->onRead(ec); });
+  }
+
+  void onRead(beast::error_code ec) {
+    if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
+        ec == net::error::operation_aborted || ec == net::error::connection_reset) {
+      close();
+      return;
+    }
+    if (ec) {
+      // Malformed or oversized: a 400/413 naming it, then the connection closes.
+      bool tooLarge = ec == http::error::body_limit || ec == http::error::header_limit;
+      send(error(tooLarge ? http::status::payload_too_large : http::status::bad_request,
+                 ExecErrorCode::kInternal,
+                 tooLarge ? "the request is over the limit of " +
+                                std::to_string(shared_->options.maxBodyBytes) + " bytes"
+                          : "malformed HTTP request: " + ec.message()),
+           false, "bad");
+      return;
+    }
+    Request req = parser_->release();
+    route(std::move(req));
+  }
+
+  void route(Request req) {
+    std::string_view target(req.target().data(), req.target().size());
+    bool keep = req.keep_alive();
+    if (target.rfind("/v1/", 0) == 0 && !shared_->options.token.empty()) {
+      auto auth = req.find(http::field::authorization);
+      std::string_view value = auth == req.end()
+                                   ? std::string_view()
+                                   : std::string_view(auth->value().data(), auth->value().size());
+      if (value.rfind("Bearer ", 0) != 0 ||
+          !tokenMatches(value.substr(7), shared_->options.token)) {
+        Response r = error(http::status::unauthorized, ExecErrorCode::kInternal,
+                           "this executor requires Authorization: Bearer <token>");
+        r.set(http::field::www_authenticate, "Bearer");
+        send(std::move(r), keep, "unauthorized");
+        return;
+      }
+    }
+    if (target == "/v1/session") {
+      if (!beast::websocket::is_upgrade(req)) {
+        send(error(http::status::upgrade_required, ExecErrorCode::kInternal,
+                   "/v1/session is a WebSocket: send an Upgrade request"),
+             keep, "/v1/session");
+        return;
+      }
+      shared_->requests.with({"/v1/session", "101"}).inc();
+      stream_.expires_never();
+      runExecSession(shared_, std::move(stream_), std::move(req));
+      return;
+    }
+    if (target == "/v1/execute") {
+      if (req.method() != http::verb::post) {
+        send(error(http::status::method_not_allowed, ExecErrorCode::kInternal,
+                   "POST an execution to /v1/execute"),
+             keep, "/v1/execute");
+        return;
+      }
+      execute(req.body(), keep);
+      return;
+    }
+    if (req.method() != http::verb::get && req.method() != http::verb::head) {
+      send(text(http::status::method_not_allowed, "method not allowed\n"), keep, "other");
+      return;
+    }
+    if (target == "/healthz") {
+      send(text(http::status::ok, "ok\n"), keep, "/healthz");
+    } else if (target == "/readyz") {
+      bool ready = !shared_->pool.stopping();
+      send(text(ready ? http::status::ok : http::status::service_unavailable,
+                ready ? "ready\n" : "shutting down\n"),
+           keep, "/readyz");
+    } else if (target == "/metrics") {
+      Response r = text(http::status::ok, shared_->metrics.render());
+      r.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+      send(std::move(r), keep, "/metrics");
+    } else {
+      send(text(http::status::not_found, "not found\n"), keep, "other");
+    }
+  }
+
+  void execute(const std::string& body, bool keep) {
+    nlohmann::json request = nlohmann::json::parse(body, nullptr, false);
+    if (request.is_discarded()) {
+      send(error(http::status::bad_request, ExecErrorCode::kInternal,
+                 "the body must be a JSON object (an execution)"),
+           keep, "/v1/execute");
+      return;
+    }
+    Result<ExecutionSpec> spec = parseExecution(request, shared_->options.defaults, false);
+    if (!spec) {
+      send(error(http::status::bad_request, ExecErrorCode::kInternal, spec.error()), keep,
+           "/v1/execute");
+      return;
+    }
+    auto self = shared_from_this();
+    shared_->pool.execute(std::move(spec.value()), nullptr, [self, keep](ExecutionOutcome o) {
+      net::post(self->stream_.get_executor(), [self, keep, o = std::move(o)] {
+        Response r(static_cast<http::status>(outcomeStatus(o)), 11);
+        r.set(http::field::content_type, "application/json");
+        if (o.error == ExecErrorCode::kQueueOverflow ||
+            o.error == ExecErrorCode::kConnectionBroken) {
+          r.set(http::field::retry_after, "1");
+        }
+        r.body() = "{" + outcomeMembers(o) + "}\n";
+        self->send(std::move(r), keep, "/v1/execute");
+      });
+    });
+  }
+
+  static Response text(http::status status, std::string body) {
+    Response r(status, 11);
+    r.set(http::field::content_type, "text/plain; charset=utf-8");
+    r.body() = std::move(body);
+    return r;
+  }
+
+  static Response error(http::status status, ExecErrorCode code, const std::string& message) {
+    Response r(status, 11);
+    r.set(http::field::content_type, "application/json");
+    r.body() = nlohmann::json{{"error", errorObject(code, message)}}.dump() + "\n";
+    return r;
+  }
+
+  void send(Response response, bool keep, const char* route) {
+    shared_->requests.with({route, std::to_string(response.result_int())}).inc();
+    response.keep_alive(keep);
+    response.prepare_payload();
+    auto message = std::make_shared<Response>(std::move(response));
+    stream_.expires_after(std::chrono::seconds(60));
+    http::async_write(
+        stream_, *message,
+        [self = shared_from_this(), message, keep](beast::error_code ec, std::size_t) {
+          if (ec || !keep) {
+            self->close();
+            return;
+          }
+          self->read();
+        });
+  }
+
+  void close() {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    stream_.close();
+  }
+
+  std::shared_ptr<ExecDaemon::Shared> shared_;
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+};
+
+}  // namespace
+
+bool isLoopbackHost(const std::string& host) {
+  if (host == "localhost") return true;
+  boost::system::error_code ec;
+  auto address = net::ip::make_address(host, ec);
+  return !ec && address.is_loopback();
+}
+
+ExecDaemon::ExecDaemon(ExecDaemonOptions options, ExecPool& pool, MetricsRegistry& metrics)
+    : shared_(std::make_shared<Shared>(
+          Shared{std::move(options), pool, metrics,
+                 metrics.counter("isolane_executor_http_requests_total",
+                                 "Requests to the executor daemon, by route and status.",
+                                 {"route", "status"})})),
+      acceptor_(io_) {}
+
+ExecDaemon::~ExecDaemon() { stop(); }
+
+Status ExecDaemon::start() {
+  const ExecDaemonOptions& o = shared_->options;
+  if (!isLoopbackHost(o.host) && o.token.empty()) {
+    return Error{"listening on " + o.host +
+                 " (beyond loopback) requires a token: set ISOLANE_EXECUTOR_TOKEN"};
+  }
+  boost::system::error_code ec;
+  auto address = net::ip::make_address(o.host == "localhost" ? "127.0.0.1" : o.host, ec);
+  if (ec) return Error{"cannot listen on '" + o.host + "': not an IP address"};
+  tcp::endpoint endpoint(address, o.port);
+  acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) acceptor_.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.listen(net::socket_base::max_listen_connections, ec);
+  if (ec)
+    return Error{"cannot listen on " + o.host + ":" + std::to_string(o.port) + ": " + ec.message()};
+  port_ = acceptor_.local_endpoint().port();
+  accept();
+  for (std::size_t i = 0; i < std::max<std::size_t>(1, o.ioThreads); ++i) {
+    threads_.emplace_back([this] { io_.run(); });
+  }
+  logEvent(Level::kInfo, "executor listening", {{"host", o.host}, {"port", port_}});
+  return Status::success();
+}
+
+void ExecDaemon::accept() {
+  acceptor_.async_accept(net::make_strand(io_), [this](beast::error_code ec, tcp::socket socket) {
+    if (ec == net::error::operation_aborted) return;
+    if (!ec) std::make_shared<HttpSession>(shared_, std::move(socket))->start();
+    accept();
+  });
+}
+
+void ExecDaemon::stopAccepting() {
+  net::post(io_, [this] {
+    boost::system::error_code ec;
+    acceptor_.close(ec);
+  });
+}
+
+void ExecDaemon::stop() {
+  if (threads_.empty()) return;
+  stopAccepting();
+  io_.stop();
+  for (auto& t : threads_) t.join();
+  threads_.clear();
+}
+
+}  // namespace isolane

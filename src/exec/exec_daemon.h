@@ -1,0 +1,71 @@
+#pragma once
+// ExecDaemon: `isolane executor`, code mode over the network. HTTP/1.1 on Boost.Beast:
+// POST /v1/execute runs one execution without tools; a WebSocket at /v1/session carries many
+// executions at once with their tool calls (exec/exec_session.h); /healthz, /readyz and /metrics
+// as for `serve`. When a token is set, every /v1/ request must carry `Authorization: Bearer
+// <token>`; listening beyond loopback requires one.
+//
+// Thread rule: start() and stop() from one thread; sessions run on the daemon's I/O threads and
+// hand executions to the pool, whose callbacks post back to them.
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "exec/exec_json.h"
+#include "exec/exec_pool.h"
+#include "obs/metrics.h"
+#include "util/result.h"
+
+namespace isolane {
+
+struct ExecDaemonOptions {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 8090;  // 0: any free port (tests)
+  std::string token;          // empty: no authentication (loopback only)
+  std::size_t ioThreads = 1;
+  std::size_t maxBodyBytes = 8u << 20;            // a POST body or one WebSocket message
+  std::size_t maxInflightPerSocket = 1024;        // executions one WebSocket may run at once
+  std::size_t maxSocketBacklogBytes = 64u << 20;  // unsent messages before the socket is closed
+  ExecDefaults defaults;
+};
+
+// Whether `host` is a loopback address (or "localhost").
+bool isLoopbackHost(const std::string& host);
+
+class ExecDaemon {
+ public:
+  ExecDaemon(ExecDaemonOptions options, ExecPool& pool, MetricsRegistry& metrics);
+  ~ExecDaemon();
+  ExecDaemon(const ExecDaemon&) = delete;
+  ExecDaemon& operator=(const ExecDaemon&) = delete;
+
+  Status start();
+  std::uint16_t port() const { return port_; }
+  // A graceful stop: stopAccepting(), then the caller shuts the pool down (results of draining
+  // executions still reach their clients), then stop() ends every connection and the threads.
+  void stopAccepting();
+  void stop();
+
+  // For sessions (exec_daemon.cc, exec_session.cc).
+  struct Shared {
+    ExecDaemonOptions options;
+    ExecPool& pool;
+    MetricsRegistry& metrics;
+    Family<Counter>& requests;  // by route and status
+  };
+
+ private:
+  void accept();
+
+  std::shared_ptr<Shared> shared_;
+  boost::asio::io_context io_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  std::uint16_t port_ = 0;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace isolane

@@ -1,0 +1,89 @@
+#include "server/executor_config.h"
+
+#include <cstdlib>
+
+#include "server/engine_command.h"
+#include "server/toml_values.h"
+
+namespace isolane {
+
+Result<ExecutorSettings> loadExecutorConfig(const std::string& path) {
+  ExecutorSettings s;
+  toml::table root;
+  try {
+    root = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    return Error{path + ": " + std::string(e.description())};
+  }
+  const toml::table* t = root["executor"].as_table();
+  if (!t) return s;
+  std::string where = path + " [executor]";
+  if (auto listen = (*t)["listen"].value<std::string>()) {
+    auto colon = listen->rfind(':');
+    char* end = nullptr;
+    long port =
+        colon == std::string::npos ? -1 : std::strtol(listen->c_str() + colon + 1, &end, 10);
+    if (colon == std::string::npos || port < 0 || port > 65535 || *end != '\0') {
+      return Error{where + ": 'listen' must be HOST:PORT"};
+    }
+    s.daemon.host = listen->substr(0, colon);
+    s.daemon.port = static_cast<std::uint16_t>(port);
+  }
+  ExecDefaults& d = s.daemon.defaults;
+  Status checks[] = {
+      readInt(*t, "workers", s.workers, 0, 16, where),
+      readInt(*t, "executions_per_worker", s.executionsPerWorker, 1, 1024, where),
+      readInt(*t, "max_queue", s.maxQueue, 0, 1'000'000, where),
+      readInt(*t, "retire_after_executions", s.retireAfterExecutions, 0, 1LL << 40, where),
+      readInt(*t, "worker_memory_mb", s.workerMemoryMb, 0, 1 << 20, where),
+      readInt(*t, "timeout_ms", d.timeoutMs, 1, ExecLimits::kMaxTimeoutMs, where),
+      readInt(*t, "memory_mb", d.memoryMb, ExecLimits::kMinMemoryMb, ExecLimits::kMaxMemoryMb,
+              where),
+      readInt(*t, "payload_limit_bytes", d.payloadLimit, 1, 16 << 20, where),
+      readInt(*t, "result_limit_bytes", d.resultLimit, 1, 16 << 20, where),
+      readInt(*t, "console_limit_bytes", d.consoleLimit, 0, 4 << 20, where),
+      readInt(*t, "max_executions_per_socket", s.daemon.maxInflightPerSocket, 1, 100'000, where),
+      readMs(*t, "shutdown_drain_ms", s.shutdownDrain, where),
+  };
+  for (Status& c : checks) {
+    if (!c) return Error{c.error()};
+  }
+  if (auto sandbox = (*t)["sandbox"].value<bool>()) s.sandbox = *sandbox;
+  return s;
+}
+
+void applyExecutorEnvironment(ExecutorSettings& settings) {
+  if (const char* token = std::getenv("ISOLANE_EXECUTOR_TOKEN"); token && *token) {
+    settings.daemon.token = token;
+  }
+}
+
+ExecPoolOptions execPoolOptions(const ExecutorSettings& s) {
+  ExecPoolOptions o;
+  if (s.workers) o.maxWorkers = std::min<std::size_t>(s.workers, 16);
+  o.executionsPerWorker = std::max<std::size_t>(1, s.executionsPerWorker);
+  o.maxQueue = s.maxQueue;
+  o.retireAfterExecutions = s.retireAfterExecutions;
+  o.workerMemoryLimitBytes = static_cast<std::uint64_t>(s.workerMemoryMb) << 20;
+  std::vector<std::string> args = {
+      "worker",
+      "--threads",
+      "1",
+      // Each execution is an isolate of its own; one more for the spare made ahead.
+      "--max-isolates",
+      std::to_string(o.executionsPerWorker + 1),
+      "--max-frame-bytes",
+      std::to_string(o.maxFrameBytes),
+      "--sandbox",
+      s.sandbox ? "true" : "false",
+  };
+  if (s.isolaneBinary.empty()) {
+    o.workerCommand = engineCommand(args);
+  } else {
+    o.workerCommand = {s.isolaneBinary};
+    o.workerCommand.insert(o.workerCommand.end(), args.begin(), args.end());
+  }
+  return o;
+}
+
+}  // namespace isolane

@@ -1,0 +1,274 @@
+// `isolane executor` end to end: the daemon (exec/exec_daemon.h) on port 0 with real workers,
+// spoken to over HTTP and over the /v1/session WebSocket as a client would: results, typed
+// errors with their statuses, the bearer token, malformed messages that leave the other
+// executions alone, and 100 executions with tool calls at once on one socket.
+
+#include <gtest/gtest.h>
+
+#include <boost/beast/websocket.hpp>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "e2e/http_client.h"
+#include "exec/exec_daemon.h"
+
+namespace isolane {
+namespace {
+
+using namespace std::chrono_literals;
+namespace websocket = boost::beast::websocket;
+using nlohmann::json;
+
+struct Daemon {
+  explicit Daemon(ExecPoolOptions pool = options(), ExecDaemonOptions d = {})
+      : pool_(std::move(pool), metrics_), daemon_(withPort0(std::move(d)), pool_, metrics_) {
+    Status s = daemon_.start();
+    EXPECT_TRUE(s.ok()) << s.error();
+  }
+  ~Daemon() {
+    daemon_.stopAccepting();
+    pool_.shutdown(0ms);
+    daemon_.stop();
+  }
+  static ExecPoolOptions options() {
+    ExecPoolOptions o;
+    o.maxWorkers = 1;
+    o.workerCommand = {ISOLANE_BINARY, "worker", "--threads", "1", "--max-isolates", "129"};
+    o.executionsPerWorker = 128;
+    return o;
+  }
+  static ExecDaemonOptions withPort0(ExecDaemonOptions d) {
+    d.port = 0;
+    return d;
+  }
+  test::Response post(const std::string& body, const std::string& extraHeaders = "") {
+    test::HttpConnection c(daemon_.port());
+    c.send("POST /v1/execute HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
+           extraHeaders + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
+    return c.read();
+  }
+  test::Response get(const std::string& path) {
+    test::HttpConnection c(daemon_.port());
+    c.send("GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n");
+    return c.read();
+  }
+  MetricsRegistry metrics_;
+  ExecPool pool_;
+  ExecDaemon daemon_;
+};
+
+class Socket {
+ public:
+  explicit Socket(std::uint16_t port) : ws_(io_) {
+    boost::asio::ip::tcp::socket& s = ws_.next_layer();
+    s.connect({boost::asio::ip::make_address("127.0.0.1"), port});
+    ws_.handshake("127.0.0.1", "/v1/session");
+  }
+  void send(const json& m) { send(m.dump()); }
+  void send(const std::string& text) { ws_.write(boost::asio::buffer(text)); }
+  json read() {
+    boost::beast::flat_buffer buffer;
+    ws_.read(buffer);
+    return json::parse(boost::beast::buffers_to_string(buffer.data()));
+  }
+
+ private:
+  boost::asio::io_context io_;
+  websocket::stream<boost::asio::ip::tcp::socket> ws_;
+};
+
+TEST(ExecutorDaemon, PostRunsAnExecutionAndAnswersItsResult) {
+  Daemon d;
+  test::Response r = d.post(
+      R"({"code": "async () => { console.log('hi'); return { constructor: 1, ['__proto__']: 2 } }"})");
+  EXPECT_EQ(r.result_int(), 200) << r.body();
+  EXPECT_EQ(r[boost::beast::http::field::content_type], "application/json");
+  EXPECT_EQ(r.body().rfind(
+                R"({"result":{"constructor":1,"__proto__":2},"logs":["log: hi"],"stats":{)", 0),
+            0u)
+      << r.body();
+  json body = json::parse(r.body());
+  EXPECT_EQ(body["stats"]["tool_calls"], 0);
+}
+
+TEST(ExecutorDaemon, ErrorsAreTypedWithAFittingStatus) {
+  Daemon d;
+  struct Case {
+    std::string body;
+    int status;
+    std::string code;
+  };
+  std::vector<Case> cases = {
+      {R"({"code": "async () => {"})", 400, "SYNTAX_ERROR"},
+      {R"({"code": "async () => { throw new Error('no') }"})", 422, "GUEST_ERROR"},
+      {R"({"code": "async () => { for (;;) {} }", "timeout_ms": 200})", 422, "CPU_LIMIT"},
+      {R"x({"code": "async () => new Promise(() => {})", "timeout_ms": 200})x", 422, "TIMEOUT"},
+      {R"({"code": "async () => 1", "tools": {"m": ["a"]}})", 400, "INTERNAL"},
+      {R"({"code": 5})", 400, "INTERNAL"},
+      {R"({"code": "async () => 1", "memory_mb": 1})", 400, "INTERNAL"},
+      {R"(not json)", 400, "INTERNAL"},
+  };
+  for (const Case& c : cases) {
+    test::Response r = d.post(c.body);
+    EXPECT_EQ(r.result_int(), c.status) << c.body << " -> " << r.body();
+    json body = json::parse(r.body());
+    EXPECT_EQ(body["error"]["code"], c.code) << c.body;
+    EXPECT_FALSE(body["error"]["message"].get<std::string>().empty());
+  }
+  EXPECT_EQ(
+      json::parse(
+          d.post(R"({"code": "async () => 1", "tools": {"m": ["a"]}})").body())["error"]["message"],
+      "tools need a caller to answer them: use the WebSocket at /v1/session");
+}
+
+TEST(ExecutorDaemon, AFullQueueIs503WithRetryAfter) {
+  ExecPoolOptions o = Daemon::options();
+  o.executionsPerWorker = 1;
+  o.maxQueue = 0;
+  Daemon d(o);
+  std::thread busy([&] {
+    d.post(
+        R"({"code": "async () => { await new Promise((r) => setTimeout(r, 1500)); return 1 }"})");
+  });
+  while (d.pool_.stats().running == 0) std::this_thread::sleep_for(10ms);
+  test::Response r = d.post(R"({"code": "async () => 1"})");
+  busy.join();
+  EXPECT_EQ(r.result_int(), 503);
+  EXPECT_EQ(r[boost::beast::http::field::retry_after], "1");
+  json body = json::parse(r.body());
+  EXPECT_EQ(body["error"]["code"], "QUEUE_OVERFLOW");
+  EXPECT_EQ(body["error"]["retryable"], true);
+  EXPECT_EQ(body["error"]["message"],
+            "The queue is at its bound of 0. Retry when a running execution settles.");
+}
+
+TEST(ExecutorDaemon, ATokenIsRequiredWhenSetAndBeyondLoopback) {
+  ExecDaemonOptions options;
+  options.token = "s3cret";
+  Daemon d(Daemon::options(), options);
+  EXPECT_EQ(d.post(R"({"code": "async () => 1"})").result_int(), 401);
+  EXPECT_EQ(d.post(R"({"code": "async () => 1"})", "Authorization: Bearer wrong\r\n").result_int(),
+            401);
+  EXPECT_EQ(d.post(R"({"code": "async () => 1"})", "Authorization: Bearer s3cret\r\n").result_int(),
+            200);
+  EXPECT_EQ(d.get("/healthz").result_int(), 200);
+
+  MetricsRegistry metrics;
+  ExecPool pool(Daemon::options(), metrics);
+  ExecDaemonOptions open;
+  open.host = "0.0.0.0";
+  open.port = 0;
+  ExecDaemon exposed(open, pool, metrics);
+  Status s = exposed.start();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().find("requires a token"), std::string::npos) << s.error();
+}
+
+TEST(ExecutorDaemon, HealthReadinessAndMetrics) {
+  Daemon d;
+  EXPECT_EQ(d.get("/healthz").result_int(), 200);
+  EXPECT_EQ(d.get("/readyz").result_int(), 200);
+  d.post(R"({"code": "async () => 1"})");
+  test::Response m = d.get("/metrics");
+  EXPECT_EQ(m.result_int(), 200);
+  EXPECT_NE(m.body().find("isolane_executions_total{outcome=\"ok\"} 1"), std::string::npos)
+      << m.body();
+  EXPECT_NE(m.body().find("isolane_exec_queue_depth"), std::string::npos);
+  d.pool_.shutdown(0ms);
+  EXPECT_EQ(d.get("/readyz").result_int(), 503);
+}
+
+TEST(ExecutorDaemon, ASessionRunsExecutionsWithToolCallsTheClientAnswers) {
+  Daemon d;
+  Socket ws(d.daemon_.port());
+  ws.send(json{{"type", "execute"},
+               {"id", "e1"},
+               {"code",
+                "async () => { const s = await tools.math.add({ a: 2, b: 3 }); "
+                "try { await tools.math.fail() } catch (e) { return [s, e.message] } }"},
+               {"tools", {{"math", {"add", "fail"}}}}});
+  json call = ws.read();
+  ASSERT_EQ(call["type"], "tool_call") << call;
+  EXPECT_EQ(call["id"], "e1");
+  EXPECT_EQ(call["provider"], "math");
+  EXPECT_EQ(call["tool"], "add");
+  EXPECT_EQ(call["args"], (json{{"a", 2}, {"b", 3}}));
+  ws.send(json{{"type", "tool_result"}, {"id", "e1"}, {"call", call["call"]}, {"result", 5}});
+  call = ws.read();
+  ASSERT_EQ(call["tool"], "fail") << call;
+  ws.send(
+      json{{"type", "tool_error"}, {"id", "e1"}, {"call", call["call"]}, {"message", "broken"}});
+  json result = ws.read();
+  EXPECT_EQ(result["type"], "result") << result;
+  EXPECT_EQ(result["id"], "e1");
+  EXPECT_EQ(result["result"], (json{5, "broken"}));
+  EXPECT_EQ(result["stats"]["tool_calls"], 2);
+}
+
+TEST(ExecutorDaemon, MalformedMessagesGetAnErrorAndTheOtherExecutionsGoOn) {
+  Daemon d;
+  Socket ws(d.daemon_.port());
+  ws.send(json{{"type", "execute"},
+               {"id", 7},
+               {"code", "async () => await tools.t.get()"},
+               {"tools", {{"t", {"get"}}}}});
+  json call = ws.read();
+  ASSERT_EQ(call["type"], "tool_call");
+  std::vector<std::pair<std::string, std::string>> bad = {
+      {"not json", "a message must be a JSON object"},
+      {R"({"type": "execute"})", "a message needs an id"},
+      {R"({"id": 1})", "a message needs a type"},
+      {R"({"type": "dance", "id": 1})", "unknown message type"},
+      {R"({"type": "execute", "id": 2, "code": 3})", "code must be a string"},
+      {R"({"type": "execute", "id": 7, "code": "async () => 1"})", "already"},
+      {R"({"type": "tool_result", "id": 7, "call": 999, "result": 1})", "no tool call 999"},
+      {R"({"type": "tool_result", "id": 8, "call": 1, "result": 1})", "no execution with this id"},
+  };
+  for (const auto& [message, expected] : bad) {
+    ws.send(message);
+    json e = ws.read();
+    EXPECT_EQ(e["type"], "error") << message;
+    EXPECT_EQ(e["error"]["code"], "BAD_MESSAGE") << message;
+    std::string text = e["error"]["message"];
+    EXPECT_TRUE(
+        text.find(expected) != std::string::npos ||
+        (expected == "already" && text.find("is running on this socket") != std::string::npos))
+        << message << " -> " << text;
+  }
+  ws.send(
+      json{{"type", "tool_result"}, {"id", 7}, {"call", call["call"]}, {"result", {{"ok", true}}}});
+  json result = ws.read();
+  EXPECT_EQ(result["type"], "result");
+  EXPECT_EQ(result["id"], 7);
+  EXPECT_EQ(result["result"], (json{{"ok", true}}));
+}
+
+TEST(ExecutorDaemon, AHundredExecutionsWithToolCallsOverOneSocket) {
+  Daemon d;
+  Socket ws(d.daemon_.port());
+  constexpr int kExecutions = 100;
+  for (int i = 0; i < kExecutions; ++i) {
+    ws.send(json{{"type", "execute"},
+                 {"id", i},
+                 {"code", "async () => { const a = await tools.math.add({ a: " + std::to_string(i) +
+                              ", b: 1 }); return await tools.math.add({ a, b: 1000 }) }"},
+                 {"tools", {{"math", {"add"}}}}});
+  }
+  std::map<int, int> results;
+  while (results.size() < kExecutions) {
+    json m = ws.read();
+    if (m["type"] == "tool_call") {
+      int sum = m["args"]["a"].get<int>() + m["args"]["b"].get<int>();
+      ws.send(json{{"type", "tool_result"}, {"id", m["id"]}, {"call", m["call"]}, {"result", sum}});
+    } else {
+      ASSERT_EQ(m["type"], "result") << m;
+      results[m["id"].get<int>()] = m["result"].get<int>();
+    }
+  }
+  for (int i = 0; i < kExecutions; ++i) EXPECT_EQ(results[i], i + 1001) << i;
+}
+
+}  // namespace
+}  // namespace isolane
