@@ -314,5 +314,56 @@ TEST_F(ExecEngine, AToolCallFloodIsBoundedAndTheNextExecutionIsFine) {
   expectHealthy();
 }
 
+TEST_F(ExecEngine, AtomicsWaitAndWebAssemblyAreNotThere) {
+  ExecutionOutcome o =
+      run(code("async () => { Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0) }"));
+  EXPECT_EQ(o.error, ExecErrorCode::kGuestError) << o.message;
+  EXPECT_NE(o.message.find("TypeError"), std::string::npos) << o.message;
+  EXPECT_EQ(run(code("async () => typeof WebAssembly")).resultJson, "\"undefined\"");
+  expectHealthy();
+}
+
+TEST_F(ExecEngine, APoisonedPromiseSpeciesIsTheGuestsOwnBusiness) {
+  ExecutionOutcome o =
+      run(code("async () => { Object.defineProperty(Promise, Symbol.species, { get() { throw new "
+               "Error('sp') } }); Promise.prototype.then = function () { throw new Error('then') "
+               "}; return 1 }"));
+  EXPECT_EQ(o.error, ExecErrorCode::kNone) << o.message;
+  EXPECT_EQ(o.resultJson, "1");
+}
+
+TEST_F(ExecEngine, AResultThatIsNotWellFormedUnicodeIsATypedError) {
+  ExecutionOutcome o = run(code("async () => ({ s: 'a\\ud800b' })"));
+  EXPECT_EQ(o.error, ExecErrorCode::kGuestError);
+  EXPECT_NE(o.message.find("lone surrogate"), std::string::npos) << o.message;
+  o = run(code("async () => ['\\ud83d\\ude00', '\\\\ud800']"));  // a pair; an escaped backslash
+  EXPECT_EQ(o.error, ExecErrorCode::kNone) << o.message;
+}
+
+TEST_F(ExecEngine, OneSynchronousStretchMayNotHoldTheThreadPastItsBound) {
+  ExecutionSpec spec =
+      code("async () => { const end = Date.now() + 3000; while (Date.now() < end) {} }");
+  spec.timeoutMs = 10'000;
+  ExecutionOutcome o = run(spec);
+  EXPECT_EQ(o.error, ExecErrorCode::kCpuLimit);
+  EXPECT_NE(o.message.find("one synchronous stretch"), std::string::npos) << o.message;
+  // Stretches under the bound, with awaits between them, add up to more than it.
+  spec = code(
+      "async () => { for (let i = 0; i < 3; i++) { const end = Date.now() + 500;"
+      " while (Date.now() < end) {} await new Promise((r) => setTimeout(r, 0)) } return 'done' }");
+  spec.timeoutMs = 10'000;
+  EXPECT_EQ(run(spec).resultJson, "\"done\"");
+}
+
+TEST_F(ExecEngine, TimersTheModulesSetAreChargedToTheExecution) {
+  ExecutionSpec spec =
+      code("import 'busy'\nasync () => { await new Promise((r) => setTimeout(r, 200)); return 1 }");
+  spec.modules.push_back(GuestModule{"busy", "setTimeout(() => { for (;;) {} }, 5)"});
+  spec.timeoutMs = 300;
+  ExecutionOutcome o = run(spec);
+  EXPECT_EQ(o.error, ExecErrorCode::kCpuLimit) << o.message;
+  expectHealthy();
+}
+
 }  // namespace
 }  // namespace isolane

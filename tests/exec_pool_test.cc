@@ -238,6 +238,8 @@ TEST(ExecPool, AWorkerThatNeverAnswersItsFirstHeartbeatFailsOneLease) {
   MetricsRegistry metrics;
   ExecPoolOptions o = poolOptions();
   o.workerCommand = {"/bin/sh", "-c", "exec sleep 30", "sh"};  // never says hello
+  EventLog log;
+  o.onEvent = log.sink();
   o.spawnTimeout = 200ms;
   ExecPool pool(o, metrics);
   ExecutionOutcome failed = wait(run(pool, code("async () => 1")));
@@ -246,6 +248,39 @@ TEST(ExecPool, AWorkerThatNeverAnswersItsFirstHeartbeatFailsOneLease) {
                 "Worker 1 failed to start: did not answer its first heartbeat within 200 ms"),
             std::string::npos)
       << failed.message;
+}
+
+TEST(ExecPool, ADroppedOrThrowingDispatcherRejectsTheGuestsCallAndThePoolGoesOn) {
+  MetricsRegistry metrics;
+  ExecPool pool(poolOptions(), metrics);
+  ExecutionSpec spec =
+      code("async () => { try { await tools.t.f() } catch (e) { return e.message } }");
+  spec.tools.push_back(ToolProvider{"t", {"f"}});
+  EXPECT_EQ(wait(run(pool, spec, [](const ToolCallRequest&, ToolAnswer) {})).resultJson,
+            "\"the tool dispatcher dropped the call without answering\"");
+  EXPECT_EQ(wait(run(pool, spec,
+                     [](const ToolCallRequest&, ToolAnswer) {
+                       throw std::runtime_error("dispatcher bug");
+                     }))
+                .resultJson,
+            "\"the tool dispatcher dropped the call without answering\"");
+  EXPECT_EQ(wait(run(pool, code("async () => 3"))).resultJson, "3");
+}
+
+TEST(ExecPool, ACancelledExecutionEndsAndItsWorkerServesOn) {
+  MetricsRegistry metrics;
+  ExecPool pool(poolOptions(), metrics);
+  auto promise = std::make_shared<std::promise<ExecutionOutcome>>();
+  auto future = promise->get_future();
+  std::uint64_t id =
+      pool.execute(code("async () => new Promise(() => {})", 60'000), nullptr,
+                   [promise](ExecutionOutcome o) { promise->set_value(std::move(o)); });
+  while (pool.stats().running == 0) std::this_thread::sleep_for(10ms);
+  pool.cancel(id);
+  ExecutionOutcome o = wait(std::move(future));
+  EXPECT_EQ(o.error, ExecErrorCode::kConnectionBroken);
+  EXPECT_EQ(wait(run(pool, code("async () => 4"))).resultJson, "4");
+  EXPECT_EQ(pool.stats().workers, 1u);  // the same worker: its late answer did not count against it
 }
 
 TEST(CodemodeExecutor, TheCppApiRoundTripsKeysThatArePrototypeNames) {
@@ -289,6 +324,18 @@ TEST(CodemodeExecutor, TheCppApiRoundTripsKeysThatArePrototypeNames) {
   EXPECT_EQ(r.error->code, "GUEST_ERROR");
   EXPECT_FALSE(r.error->retryable);
   EXPECT_EQ(r.error->message, "TypeError: nope");
+}
+
+TEST(CodemodeExecutor, TheCppExampleRunsItsSnippetWithItsTools) {
+  std::string out;
+  FILE* p = popen(ISOLANE_CODEMODE_EXAMPLE " 2>/dev/null", "r");
+  ASSERT_NE(p, nullptr);
+  char buffer[4096];
+  while (std::size_t n = fread(buffer, 1, sizeof buffer, p)) out.append(buffer, n);
+  EXPECT_EQ(pclose(p), 0) << out;
+  EXPECT_EQ(
+      out.rfind("{\"total\":13,\"currency\":\"EUR\"}\nlog: priced 2 items\n3 tool calls, ", 0), 0u)
+      << out;
 }
 
 }  // namespace

@@ -34,7 +34,10 @@ bool tokenMatches(std::string_view given, const std::string& token) {
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
   HttpSession(std::shared_ptr<ExecDaemon::Shared> shared, tcp::socket socket)
-      : shared_(std::move(shared)), stream_(std::move(socket)) {}
+      : shared_(std::move(shared)), stream_(std::move(socket)) {
+    ++shared_->connections;
+  }
+  ~HttpSession() { --shared_->connections; }
 
   void start() { read(); }
 
@@ -67,19 +70,22 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       return;
     }
     Request req = parser_->release();
+    head_ = req.method() == http::verb::head;
     route(std::move(req));
   }
 
   void route(Request req) {
     std::string_view target(req.target().data(), req.target().size());
     bool keep = req.keep_alive();
-    if (target.rfind("/v1/", 0) == 0 && !shared_->options.token.empty()) {
+    // With a token, everything but the health probes needs it (metrics included).
+    if (target != "/healthz" && target != "/readyz" && !shared_->options.token.empty()) {
       auto auth = req.find(http::field::authorization);
       std::string_view value = auth == req.end()
                                    ? std::string_view()
                                    : std::string_view(auth->value().data(), auth->value().size());
-      if (value.rfind("Bearer ", 0) != 0 ||
-          !tokenMatches(value.substr(7), shared_->options.token)) {
+      bool bearer =
+          value.size() > 7 && beast::iequals(beast::string_view(value.data(), 7), "Bearer ");
+      if (!bearer || !tokenMatches(value.substr(7), shared_->options.token)) {
         Response r = error(http::status::unauthorized, ExecErrorCode::kInternal,
                            "this executor requires Authorization: Bearer <token>");
         r.set(http::field::www_authenticate, "Bearer");
@@ -130,7 +136,13 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   }
 
   void execute(const std::string& body, bool keep) {
-    nlohmann::json request = nlohmann::json::parse(body, nullptr, false);
+    if (!jsonDepthWithin(body, kMaxMessageDepth)) {
+      send(error(http::status::bad_request, ExecErrorCode::kInternal,
+                 "the body nests deeper than " + std::to_string(kMaxMessageDepth) + " levels"),
+           keep, "/v1/execute");
+      return;
+    }
+    nlohmann::ordered_json request = nlohmann::ordered_json::parse(body, nullptr, false);
     if (request.is_discarded()) {
       send(error(http::status::bad_request, ExecErrorCode::kInternal,
                  "the body must be a JSON object (an execution)"),
@@ -175,6 +187,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void send(Response response, bool keep, const char* route) {
     shared_->requests.with({route, std::to_string(response.result_int())}).inc();
     response.keep_alive(keep);
+    if (head_) response.body().clear();  // a HEAD answer has no body
     response.prepare_payload();
     auto message = std::make_shared<Response>(std::move(response));
     stream_.expires_after(std::chrono::seconds(60));
@@ -199,6 +212,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
+  bool head_ = false;
 };
 
 }  // namespace
@@ -212,10 +226,10 @@ bool isLoopbackHost(const std::string& host) {
 
 ExecDaemon::ExecDaemon(ExecDaemonOptions options, ExecPool& pool, MetricsRegistry& metrics)
     : shared_(std::make_shared<Shared>(
-          Shared{std::move(options), pool, metrics,
-                 metrics.counter("isolane_executor_http_requests_total",
-                                 "Requests to the executor daemon, by route and status.",
-                                 {"route", "status"})})),
+          std::move(options), pool, metrics,
+          metrics.counter("isolane_executor_http_requests_total",
+                          "Requests to the executor daemon, by route and status.",
+                          {"route", "status"}))),
       acceptor_(io_) {}
 
 ExecDaemon::~ExecDaemon() { stop(); }
@@ -248,7 +262,14 @@ Status ExecDaemon::start() {
 void ExecDaemon::accept() {
   acceptor_.async_accept(net::make_strand(io_), [this](beast::error_code ec, tcp::socket socket) {
     if (ec == net::error::operation_aborted) return;
-    if (!ec) std::make_shared<HttpSession>(shared_, std::move(socket))->start();
+    if (!ec) {
+      if (shared_->connections.load() >= shared_->options.maxConnections) {
+        boost::system::error_code ignored;
+        socket.close(ignored);  // full: the client sees the connection closed at once
+      } else {
+        std::make_shared<HttpSession>(shared_, std::move(socket))->start();
+      }
+    }
     accept();
   });
 }

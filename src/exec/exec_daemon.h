@@ -8,6 +8,7 @@
 // Thread rule: start() and stop() from one thread; sessions run on the daemon's I/O threads and
 // hand executions to the pool, whose callbacks post back to them.
 
+#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <memory>
@@ -29,7 +30,8 @@ struct ExecDaemonOptions {
   std::size_t ioThreads = 1;
   std::size_t maxBodyBytes = 8u << 20;            // a POST body or one WebSocket message
   std::size_t maxInflightPerSocket = 1024;        // executions one WebSocket may run at once
-  std::size_t maxSocketBacklogBytes = 64u << 20;  // unsent messages before the socket is closed
+  std::size_t maxSocketBacklogBytes = 16u << 20;  // unsent messages before the socket is closed
+  std::size_t maxConnections = 1024;  // HTTP connections and sockets open at once; more: closed
   ExecDefaults defaults;
 };
 
@@ -52,10 +54,13 @@ class ExecDaemon {
 
   // For sessions (exec_daemon.cc, exec_session.cc).
   struct Shared {
+    Shared(ExecDaemonOptions o, ExecPool& p, MetricsRegistry& m, Family<Counter>& r)
+        : options(std::move(o)), pool(p), metrics(m), requests(r) {}
     ExecDaemonOptions options;
     ExecPool& pool;
     MetricsRegistry& metrics;
     Family<Counter>& requests;  // by route and status
+    std::atomic<std::size_t> connections{0};
   };
 
  private:

@@ -3,7 +3,8 @@
 namespace isolane {
 namespace {
 
-Result<std::uint32_t> number(const nlohmann::json& j, const char* key, std::uint32_t fallback) {
+Result<std::uint32_t> number(const nlohmann::ordered_json& j, const char* key,
+                             std::uint32_t fallback) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return fallback;
   if (!it->is_number_integer() || it->get<std::int64_t>() < 1 ||
@@ -15,7 +16,29 @@ Result<std::uint32_t> number(const nlohmann::json& j, const char* key, std::uint
 
 }  // namespace
 
-Result<ExecutionSpec> parseExecution(const nlohmann::json& j, const ExecDefaults& d,
+bool jsonDepthWithin(std::string_view text, std::size_t max) {
+  std::size_t depth = 0;
+  bool inString = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (inString) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        inString = false;
+      }
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max) return false;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return true;
+}
+
+Result<ExecutionSpec> parseExecution(const nlohmann::ordered_json& j, const ExecDefaults& d,
                                      bool allowTools) {
   if (!j.is_object()) return Error{"an execution must be a JSON object"};
   ExecutionSpec spec;
@@ -55,6 +78,14 @@ Result<ExecutionSpec> parseExecution(const nlohmann::json& j, const ExecDefaults
   if (!memory) return Error{memory.error()};
   spec.timeoutMs = timeout.value();
   spec.memoryMb = memory.value();
+  if (spec.timeoutMs > d.maxTimeoutMs) {
+    return Error{"timeout_ms " + std::to_string(spec.timeoutMs) +
+                 " is over this executor's bound of " + std::to_string(d.maxTimeoutMs)};
+  }
+  if (spec.memoryMb > d.maxMemoryMb) {
+    return Error{"memory_mb " + std::to_string(spec.memoryMb) +
+                 " is over this executor's bound of " + std::to_string(d.maxMemoryMb)};
+  }
   if (auto outbound = j.find("outbound"); outbound != j.end() && !outbound->is_null()) {
     if (*outbound == "native") {
       spec.outbound = OutboundMode::kNative;

@@ -3,10 +3,12 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "exec/exec_pool_state.h"
 #include "ipc/exec_codec.h"
+#include "ipc/frame_codec.h"
 #include "obs/log.h"
 
 namespace isolane {
@@ -32,7 +34,42 @@ void ExecPool::emitLocked(Level level, std::string_view name,
 
 void ExecPool::After::run() {
   for (auto& [proc, frame] : frames) std::ignore = proc->send(frame);
-  for (auto& call : calls) call();
+  for (auto& call : calls) {
+    // A caller's callback (done, a dispatcher) that throws must not end the pool's thread.
+    try {
+      call();
+    } catch (const std::exception& e) {
+      logEvent(Level::kError, "a code-mode callback threw", {{"error", e.what()}});
+    } catch (...) {
+      logEvent(Level::kError, "a code-mode callback threw");
+    }
+  }
+}
+
+void ExecPool::cancel(std::uint64_t id) {
+  After after;
+  {
+    std::lock_guard lock(mu_);
+    auto it = executions_.find(id);
+    if (it == executions_.end()) return;
+    Execution& e = *it->second;
+    if (e.worker == 0) {
+      queue_.erase(std::remove(queue_.begin(), queue_.end(), id), queue_.end());
+      for (auto& [wid, w] : workers_) {
+        w->reserved.erase(std::remove(w->reserved.begin(), w->reserved.end(), id),
+                          w->reserved.end());
+      }
+    } else if (auto w = workers_.find(e.worker); w != workers_.end()) {
+      w->second->cancelled.insert(id);
+      after.frames.emplace_back(w->second->proc, encodeCancel(id, options_.maxFrameBytes).value());
+    }
+    settleLocked(id,
+                 ExecutionOutcome::failed(ExecErrorCode::kConnectionBroken,
+                                          "The caller went away; the execution was cancelled."),
+                 after);
+    serveQueueLocked(after);
+  }
+  after.run();
 }
 
 ExecPool::ExecPool(ExecPoolOptions options, MetricsRegistry& metrics, const Clock& clock,
@@ -166,6 +203,9 @@ void ExecPool::startLocked(Execution& e, Worker& w, After& after) {
              options_.terminationDelay;
   w.running.insert(e.id);
   Result<std::string> frame = encodeExecute(e.id, e.spec, options_.maxFrameBytes);
+  e.tools = std::move(e.spec.tools);
+  e.nativeOutbound = e.spec.outbound == OutboundMode::kNative;
+  if (e.nativeOutbound) ++w.nativeOutbound;
   e.spec = ExecutionSpec{};  // the worker has it now
   queueWait_.with({}).observe(secondsBetween(e.arrived, now));
   emitLocked(
@@ -222,16 +262,24 @@ void ExecPool::settleLocked(std::uint64_t id, ExecutionOutcome outcome, After& a
   if (w) {
     w->running.erase(id);
     ++w->executions;
+    if (e.nativeOutbound && w->nativeOutbound) --w->nativeOutbound;
   }
   std::string outcomeName = outcome.ok() ? "ok" : std::string(execErrorName(outcome.error));
   executionsTotal_.with({outcomeName}).inc();
-  if (e.worker != 0) executionDuration_.with({}).observe(secondsBetween(e.started, now));
-  emitLocked(Level::kInfo, "execution.settle",
-             {{"execution", id},
-              {"worker", e.worker},
-              {"outcome", outcomeName},
-              {"tool_calls", outcome.toolCalls},
-              {"duration_ms", static_cast<double>(outcome.durationUs) / 1000.0}});
+  if (e.worker == 0) {
+    // Refused before it started (a failed spawn, a shutdown emptying the queue): no settle.
+    emitLocked(Level::kInfo, "execution.reject",
+               {{"execution", id}, {"code", outcomeName}, {"message", outcome.message}});
+  } else {
+    executionDuration_.with({}).observe(secondsBetween(e.started, now));
+  }
+  if (e.worker != 0)
+    emitLocked(Level::kInfo, "execution.settle",
+               {{"execution", id},
+                {"worker", e.worker},
+                {"outcome", outcomeName},
+                {"tool_calls", outcome.toolCalls},
+                {"duration_ms", static_cast<double>(outcome.durationUs) / 1000.0}});
   after.calls.push_back([done = std::move(e.done), outcome = std::move(outcome)]() mutable {
     done(std::move(outcome));
   });
@@ -241,6 +289,7 @@ void ExecPool::settleLocked(std::uint64_t id, ExecutionOutcome outcome, After& a
 
 void ExecPool::onToolCall(Worker& w, const wire::ToolCall& m, After& after) {
   auto it = executions_.find(m.id());
+  if (it == executions_.end() && w.cancelled.count(m.id())) return;  // cancelled: moot
   if (it == executions_.end() || it->second->worker != w.id) {
     killLocked(w, "a ToolCall for an execution it does not run");
     return;
@@ -250,6 +299,18 @@ void ExecPool::onToolCall(Worker& w, const wire::ToolCall& m, After& after) {
   ToolCallRequest request{e.id, m.provider() ? m.provider()->str() : "",
                           m.tool() ? m.tool()->str() : "",
                           m.args_json() ? m.args_json()->str() : "null"};
+  // Only what the caller granted this execution reaches the caller, and only so many at once:
+  // a worker that asks for more is not the runtime we started.
+  bool granted = false;
+  for (const ToolProvider& p : e.tools) {
+    if (p.name != request.provider) continue;
+    for (const std::string& t : p.tools) granted = granted || t == request.tool;
+  }
+  if (!granted || e.toolWaits >= kMaxToolCallsInFlight) {
+    killLocked(w, granted ? "more tool calls in flight than any execution may make"
+                          : "a call of a tool its execution was not given");
+    return;
+  }
   if (e.toolWaits++ == 0) {  // the caller's wait pauses the termination schedule
     SteadyTime now = clock_.now();
     e.pausedLeft = e.killAt > now ? e.killAt - now : std::chrono::nanoseconds(0);
@@ -274,11 +335,27 @@ void ExecPool::onToolCall(Worker& w, const wire::ToolCall& m, After& after) {
   // The dispatcher may answer at once, on this thread: only after mu_ is released.
   after.calls.push_back(
       [this, dispatch = e.dispatch, request = std::move(request), workerId, id, call, askedAt] {
-        auto answered = std::make_shared<std::atomic<bool>>(false);
-        dispatch(request, [this, workerId, id, call, askedAt, answered](bool ok, std::string text) {
-          if (answered->exchange(true)) return;  // once
-          answerTool(workerId, id, call, ok, std::move(text), askedAt);
-        });
+        // Answers once; a reply the dispatcher drops without calling answers for it (the guest's
+        // call rejects instead of holding the execution's clock paused for ever).
+        struct Once {
+          ExecPool* pool;
+          std::uint64_t workerId, id, call;
+          SteadyTime askedAt;
+          std::atomic<bool> answered{false};
+          void answer(bool ok, std::string text) {
+            if (!answered.exchange(true)) {
+              pool->answerTool(workerId, id, call, ok, std::move(text), askedAt);
+            }
+          }
+          ~Once() { answer(false, "the tool dispatcher dropped the call without answering"); }
+        };
+        auto once = std::make_shared<Once>();
+        once->pool = this;
+        once->workerId = workerId;
+        once->id = id;
+        once->call = call;
+        once->askedAt = askedAt;
+        dispatch(request, [once](bool ok, std::string text) { once->answer(ok, std::move(text)); });
       });
 }
 
@@ -296,7 +373,8 @@ void ExecPool::answerTool(std::uint64_t workerId, std::uint64_t id, std::uint64_
     if (it == executions_.end() || it->second->worker != workerId || w == workers_.end()) return;
     Execution& e = *it->second;
     if (e.toolWaits > 0 && --e.toolWaits == 0) {
-      e.killAt = clock_.now() + e.pausedLeft;
+      // The worker's clock paused a little longer than ours (the frames' transit): that slack.
+      e.killAt = clock_.now() + e.pausedLeft + std::chrono::milliseconds(5);
       wake_.notify_all();
     }
     toolDuration_.with({}).observe(secondsBetween(askedAt, clock_.now()));

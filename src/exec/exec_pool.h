@@ -50,8 +50,11 @@ struct ExecPoolOptions {
   std::chrono::milliseconds heartbeatTimeout{2'000};
   // The termination schedule of an execution: its timeout, plus this grace (the worker's own
   // limits end a run within it), plus this delay; then the worker is killed.
-  std::chrono::milliseconds executionGrace{1'000};
-  std::chrono::milliseconds terminationDelay{1'000};
+  // A worker ends a run by itself within its timeout plus one turn (at most 1 s of CPU, longer in
+  // wall time on a loaded host): the grace covers that, generously, since the kill takes every
+  // execution of the worker with it.
+  std::chrono::milliseconds executionGrace{2'000};
+  std::chrono::milliseconds terminationDelay{3'000};
   std::chrono::milliseconds shutdownGrace{1'000};  // SIGTERM, then SIGKILL after this
   std::size_t maxFrameBytes = kDefaultMaxFrameBytes;
   // The worker executable and its arguments (server/engine_command.h); the pool appends --slot.
@@ -72,6 +75,10 @@ using ToolDispatch = std::function<void(const ToolCallRequest& call, ToolAnswer 
 
 class ExecPool {
  public:
+  // Tool calls of one execution waiting on the caller; a worker that asks for more is killed (its
+  // own runtime refuses them before).
+  static constexpr std::size_t kMaxToolCallsInFlight = 1000;
+
   enum class Supervision { kThread, kManual };
 
   ExecPool(ExecPoolOptions options, MetricsRegistry& metrics,
@@ -85,6 +92,10 @@ class ExecPool {
   // outcome exactly once, possibly before execute returns (a refusal). Returns the execution's id.
   std::uint64_t execute(ExecutionSpec spec, ToolDispatch dispatch,
                         std::function<void(ExecutionOutcome)> done);
+
+  // The caller no longer wants execution `id` (its socket closed): the worker drops it, and `done`
+  // gets CONNECTION_BROKEN now. Unknown or settled ids are ignored.
+  void cancel(std::uint64_t id);
 
   // Refuses new executions and rejects the queued ones (CONNECTION_BROKEN), lets the running
   // ones finish for up to `drain`, then ends the rest with CONNECTION_BROKEN and stops every

@@ -16,6 +16,7 @@ struct ExecPool::Worker {
   State state = State::kSpawning;
   bool helloSeen = false;
   std::set<std::uint64_t> running;     // executions on it now
+  std::set<std::uint64_t> cancelled;   // cancelled while running: their results are moot
   std::deque<std::uint64_t> reserved;  // leases waiting for it to come up
   std::uint64_t executions = 0;        // settled on it
   std::uint64_t rssBytes = 0;          // from its last heartbeat
@@ -26,13 +27,16 @@ struct ExecPool::Worker {
   SteadyTime heartbeatSentAt{};
   SteadyTime nextHeartbeat{};
   std::shared_ptr<const Egress::Reply> egressReply;
-  bool killed = false;     // killLocked ran: its death is on the way
-  std::string killReason;  // why, which its death then reports
+  std::size_t nativeOutbound = 0;  // running executions that may fetch() (outbound: native)
+  bool killed = false;             // killLocked ran: its death is on the way
+  std::string killReason;          // why, which its death then reports
 };
 
 struct ExecPool::Execution {
   std::uint64_t id = 0;
-  ExecutionSpec spec;  // sent with Execute, then cleared
+  ExecutionSpec spec;  // sent with Execute, then cleared but for what the checks below need
+  std::vector<ToolProvider> tools;  // what the worker may ask the caller for, and nothing else
+  bool nativeOutbound = false;
   ToolDispatch dispatch;
   std::function<void(ExecutionOutcome)> done;
   SteadyTime arrived{};
@@ -42,7 +46,7 @@ struct ExecPool::Execution {
   // The termination schedule: the worker is killed at killAt, unless tool calls wait on the
   // caller (then it is paused with `pausedLeft` remaining).
   SteadyTime killAt = SteadyTime::max();
-  std::size_t toolWaits = 0;
+  std::size_t toolWaits = 0;  // tool calls waiting on the caller (at most kMaxToolCallsInFlight)
   std::chrono::nanoseconds pausedLeft{0};
 };
 

@@ -100,6 +100,7 @@ void ExecPool::onFrame(std::uint64_t workerId, const wire::Frame& frame) {
         const wire::ExecResult* m = frame.message_as_ExecResult();
         auto e = executions_.find(m->id());
         if (e == executions_.end() || e->second->worker != w.id) {
+          if (w.cancelled.erase(m->id())) break;  // it was cancelled: its answer is moot
           return violation("a result for an execution it does not run");
         }
         ExecutionOutcome outcome = decodeExecResult(*m);
@@ -112,6 +113,8 @@ void ExecPool::onFrame(std::uint64_t workerId, const wire::Frame& frame) {
         break;
       }
       case wire::Message::FetchCall: {
+        // Only a worker running an execution that may fetch gets the network.
+        if (w.nativeOutbound == 0) return violation("a fetch with no native-outbound execution");
         if (!w.egressReply) {
           std::weak_ptr<WorkerProcess> proc = w.proc;
           w.egressReply = std::make_shared<const Egress::Reply>([proc](const std::string& f) {

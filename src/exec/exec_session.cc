@@ -18,7 +18,10 @@ namespace net = boost::asio;
 class ExecSession : public std::enable_shared_from_this<ExecSession> {
  public:
   ExecSession(std::shared_ptr<ExecDaemon::Shared> shared, beast::tcp_stream stream)
-      : shared_(std::move(shared)), ws_(std::move(stream)) {}
+      : shared_(std::move(shared)), ws_(std::move(stream)) {
+    ++shared_->connections;
+  }
+  ~ExecSession() { --shared_->connections; }
 
   void start(beast::http::request<beast::http::string_body> upgrade) {
     ws_.read_message_max(shared_->options.maxBodyBytes);
@@ -32,6 +35,7 @@ class ExecSession : public std::enable_shared_from_this<ExecSession> {
   // An execution of this socket, by the caller's id (its JSON text).
   struct Running {
     nlohmann::json id;
+    std::uint64_t execution = 0;                // the pool's id
     std::map<std::uint64_t, ToolAnswer> calls;  // tool calls waiting for the caller
   };
 
@@ -49,10 +53,14 @@ class ExecSession : public std::enable_shared_from_this<ExecSession> {
   }
 
   void onMessage(const std::string& text) {
-    nlohmann::json m = nlohmann::json::parse(text, nullptr, false);
+    if (!jsonDepthWithin(text, kMaxMessageDepth)) {
+      return refuse(nullptr, "a message may nest at most " + std::to_string(kMaxMessageDepth) +
+                                 " levels deep");
+    }
+    nlohmann::ordered_json m = nlohmann::ordered_json::parse(text, nullptr, false);
     if (m.is_discarded() || !m.is_object())
       return refuse(nullptr, "a message must be a JSON object");
-    nlohmann::json id = m.contains("id") ? m["id"] : nlohmann::json();
+    nlohmann::json id = m.contains("id") ? nlohmann::json(m["id"]) : nlohmann::json();
     if (!id.is_string() && !id.is_number_integer()) {
       return refuse(nullptr, "a message needs an id: a string or an integer naming its execution");
     }
@@ -65,7 +73,7 @@ class ExecSession : public std::enable_shared_from_this<ExecSession> {
                    "; a client sends execute, tool_result or tool_error");
   }
 
-  void execute(const nlohmann::json& m, const nlohmann::json& id) {
+  void execute(const nlohmann::ordered_json& m, const nlohmann::json& id) {
     std::string key = id.dump();
     if (running_.count(key))
       return refuse(id, "an execution with this id is running on this socket");
@@ -85,13 +93,13 @@ class ExecSession : public std::enable_shared_from_this<ExecSession> {
         self->toolCall(key, call, std::move(answer));
       });
     };
-    shared_->pool.execute(std::move(spec.value()), std::move(dispatch),
-                          [weak, key](ExecutionOutcome o) {
-                            if (auto self = weak.lock()) {
-                              net::post(self->ws_.get_executor(),
-                                        [self, key, o = std::move(o)] { self->settled(key, o); });
-                            }
-                          });
+    running_.at(key).execution = shared_->pool.execute(
+        std::move(spec.value()), std::move(dispatch), [weak, key](ExecutionOutcome o) {
+          if (auto self = weak.lock()) {
+            net::post(self->ws_.get_executor(),
+                      [self, key, o = std::move(o)] { self->settled(key, o); });
+          }
+        });
   }
 
   void toolCall(const std::string& key, const ToolCallRequest& call, ToolAnswer answer) {
@@ -108,7 +116,7 @@ class ExecSession : public std::enable_shared_from_this<ExecSession> {
     send(std::move(message));
   }
 
-  void toolAnswer(const nlohmann::json& m, const nlohmann::json& id, bool ok) {
+  void toolAnswer(const nlohmann::ordered_json& m, const nlohmann::json& id, bool ok) {
     auto it = running_.find(id.dump());
     auto call = m.find("call");
     if (it == running_.end())
@@ -183,11 +191,14 @@ class ExecSession : public std::enable_shared_from_this<ExecSession> {
   void closed() {
     if (closed_ && running_.empty()) return;
     closed_ = true;
-    // Tool calls waiting on this caller fail inside their guests; the executions settle alone.
+    // Nobody will read what its executions produce: they are cancelled, and stop holding room.
+    std::vector<std::uint64_t> executions;
     for (auto& [key, r] : running_) {
       for (auto& [c, answer] : r.calls) answer(false, "the caller went away");
       r.calls.clear();
+      if (r.execution) executions.push_back(r.execution);
     }
+    for (std::uint64_t id : executions) shared_->pool.cancel(id);
   }
 
   static constexpr auto kReplace = nlohmann::json::error_handler_t::replace;

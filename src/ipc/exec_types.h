@@ -99,6 +99,9 @@ struct ExecLimits {
   static constexpr std::size_t kMaxModules = 256;
   static constexpr std::size_t kMaxTools = 1024;     // over every provider
   static constexpr std::size_t kMaxNameBytes = 256;  // of a module, provider or tool name
+  // One synchronous stretch of an execution's JavaScript (a turn) may use at most this much CPU:
+  // the executions of a worker share its thread, and none may hold it longer.
+  static constexpr std::uint32_t kMaxTurnCpuMs = 1000;
 };
 
 // One execution, as the engine runs it.

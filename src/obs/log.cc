@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
+#include <mutex>
 
 namespace isolane {
 namespace {
@@ -24,20 +25,28 @@ std::string timestamp() {
 
 spdlog::level::level_enum toSpdlog(Level level) {
   switch (level) {
-    case Level::kDebug: return spdlog::level::debug;
-    case Level::kInfo: return spdlog::level::info;
-    case Level::kWarn: return spdlog::level::warn;
-    case Level::kError: return spdlog::level::err;
+    case Level::kDebug:
+      return spdlog::level::debug;
+    case Level::kInfo:
+      return spdlog::level::info;
+    case Level::kWarn:
+      return spdlog::level::warn;
+    case Level::kError:
+      return spdlog::level::err;
   }
   return spdlog::level::info;
 }
 
 const char* name(Level level) {
   switch (level) {
-    case Level::kDebug: return "debug";
-    case Level::kInfo: return "info";
-    case Level::kWarn: return "warn";
-    case Level::kError: return "error";
+    case Level::kDebug:
+      return "debug";
+    case Level::kInfo:
+      return "info";
+    case Level::kWarn:
+      return "warn";
+    case Level::kError:
+      return "error";
   }
   return "info";
 }
@@ -69,6 +78,19 @@ void initLogging(std::string_view process) {
   spdlog::set_pattern("%v");
   const char* level = std::getenv("ISOLANE_LOG_LEVEL");
   spdlog::set_level(level ? spdlog::level::from_str(level) : spdlog::level::info);
+}
+
+void initLoggingForLibrary(std::string_view process) {
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    if (spdlog::get("isolane")) return;  // the program set it up itself
+    processName() = std::string(process);
+    auto logger = spdlog::stderr_logger_mt("isolane");
+    spdlog::set_default_logger(logger);
+    spdlog::set_pattern("%v");
+    const char* level = std::getenv("ISOLANE_LOG_LEVEL");
+    spdlog::set_level(level ? spdlog::level::from_str(level) : spdlog::level::warn);
+  });
 }
 
 }  // namespace isolane

@@ -16,5 +16,8 @@ void logEvent(Level level, std::string_view message, std::initializer_list<LogFi
 
 // Sets up the process's logger: JSON lines on stderr, level from ISOLANE_LOG_LEVEL.
 void initLogging(std::string_view process);
+// For a program that embeds isolane's C++ API: the same, unless the program set one up already,
+// and at warn level unless ISOLANE_LOG_LEVEL says otherwise. Safe to call more than once.
+void initLoggingForLibrary(std::string_view process);
 
 }  // namespace isolane

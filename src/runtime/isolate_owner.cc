@@ -155,6 +155,9 @@ v8::Isolate::CreateParams IsolateOwner::allocate(const IsolateLimits& limits) {
 void IsolateOwner::setUp() {
   // We run microtasks ourselves, after each turn, so a turn's watchdog covers them.
   isolate_->SetMicrotasksPolicy(v8::MicrotasksPolicy::kExplicit);
+  // Atomics.wait blocks the thread without using CPU: neither the CPU watchdog nor a deadline
+  // checked between turns would ever end it, and every isolate of the thread would wait with it.
+  isolate_->SetAllowAtomicsWait(false);
   isolate_->AddNearHeapLimitCallback(&IsolateOwner::onNearHeapLimit, this);
   isolate_->SetPrepareStackTraceCallback(&formatStack);
   installFatalErrorHandlers(isolate_);

@@ -3,6 +3,7 @@
 #include <isolane/executor.h>
 
 #include "exec/exec_pool.h"
+#include "obs/log.h"
 #include "server/executor_config.h"
 
 namespace isolane::codemode {
@@ -61,7 +62,10 @@ struct Executor::Impl {
   explicit Impl(ExecutorConfig c) : config(std::move(c)), pool(poolOptions(config), metrics) {}
 };
 
-Executor::Executor(ExecutorConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {}
+Executor::Executor(ExecutorConfig config) {
+  initLoggingForLibrary("codemode");  // JSON lines on stderr, never on the program's stdout
+  impl_ = std::make_unique<Impl>(std::move(config));
+}
 
 Executor::~Executor() { shutdown(); }
 

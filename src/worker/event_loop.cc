@@ -346,6 +346,11 @@ void EventLoop::cancelRequest(std::uint64_t cancelKey) {
   auto it = requests_.find(id);
   if (it == requests_.end() || (it->second.responded && !it->second.streaming)) return;
   it->second.clientGone = true;
+  if (it->second.job.execution) {
+    // Nobody waits for its outcome: it ends now, with its timers and tool calls.
+    fail(id, FailureKind::kShuttingDown, "the caller went away");
+    return;
+  }
   logEvent(Level::kDebug, "client went away; aborting the request",
            {{"app", it->second.job.request.app}, {"request", it->second.job.request.requestId}});
   // Its pending fetches are aborted: their callbacks see "aborted".

@@ -163,6 +163,7 @@ class EventLoop final : public TimerHost, public HostOps {
     std::size_t toolWaits = 0;
     std::chrono::nanoseconds pausedLeft{0};
   };
+  static constexpr std::chrono::milliseconds kExecutionTurnCpu{ExecLimits::kMaxTurnCpuMs};
   std::chrono::nanoseconds cpuLimitOf(const Request& r) const {
     return r.job.cpuLimit.count() > 0 ? std::chrono::nanoseconds(r.job.cpuLimit)
                                       : std::chrono::nanoseconds(options_.cpuLimit);
@@ -173,7 +174,9 @@ class EventLoop final : public TimerHost, public HostOps {
   // A request's CPU budget for its next stretch of JavaScript: what is left of cpuLimit; or, once
   // it streams its body (which may go on for hours), cpuLimit for each turn.
   std::chrono::nanoseconds cpuBudget(const Request& r) const {
-    return r.streaming ? cpuLimitOf(r) : cpuLimitOf(r) - r.cpuUsed;
+    std::chrono::nanoseconds left = r.streaming ? cpuLimitOf(r) : cpuLimitOf(r) - r.cpuUsed;
+    if (r.job.execution) left = std::min<std::chrono::nanoseconds>(left, kExecutionTurnCpu);
+    return left;
   }
   // A streamed body whose app stream must be cancelled (the request is already gone).
   struct StreamCancel {

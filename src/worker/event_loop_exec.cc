@@ -91,6 +91,48 @@ bool stringArg(JsScope& js, v8::Local<v8::Value> value, std::size_t max, std::st
   return true;
 }
 
+// Whether JSON text holds an escaped lone surrogate ("\ud800" without its pair), which
+// JSON.stringify makes of a string that is not well-formed and which strict JSON parsers (the
+// caller's, the master's) refuse.
+bool hasLoneSurrogate(std::string_view json) {
+  auto hex = [&](std::size_t at, unsigned* out) {
+    if (at + 4 > json.size()) return false;
+    unsigned v = 0;
+    for (std::size_t i = at; i < at + 4; ++i) {
+      char c = json[i];
+      int d = c >= '0' && c <= '9'   ? c - '0'
+              : c >= 'a' && c <= 'f' ? c - 'a' + 10
+              : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                     : -1;
+      if (d < 0) return false;
+      v = v * 16 + static_cast<unsigned>(d);
+    }
+    *out = v;
+    return true;
+  };
+  for (std::size_t i = 0; i + 1 < json.size(); ++i) {
+    if (json[i] != '\\') continue;
+    if (json[i + 1] != 'u') {
+      ++i;  // an escaped character: skip it (a "\\" is not the start of an escape)
+      continue;
+    }
+    unsigned unit = 0;
+    if (!hex(i + 2, &unit)) continue;
+    if (unit >= 0xDC00 && unit <= 0xDFFF) return true;  // a low half with no high half before
+    if (unit >= 0xD800 && unit <= 0xDBFF) {
+      unsigned low = 0;
+      if (i + 7 >= json.size() || json[i + 6] != '\\' || json[i + 7] != 'u' || !hex(i + 8, &low) ||
+          low < 0xDC00 || low > 0xDFFF) {
+        return true;
+      }
+      i += 11;
+      continue;
+    }
+    i += 5;
+  }
+  return false;
+}
+
 v8::Local<v8::Value> refusal(JsScope& js, const char* code, const std::string& message) {
   v8::Local<v8::Value> pair[] = {js.str(code), js.str(message)};
   return v8::Array::New(js.isolate(), pair, 2);
@@ -224,6 +266,14 @@ bool EventLoop::makeExecutionNatives(JsScope& js, v8::Local<v8::Object> natives)
 }
 
 void EventLoop::runExecution(App& app, std::uint64_t id) {
+  // Timers the modules set while they loaded are the execution's: charged to it, ended with it.
+  Request& req = requests_.at(id);
+  for (auto& [timerId, timer] : timers_) {
+    if (timer.app == &app && timer.request == 0) {
+      timer.request = id;
+      req.timers.push_back(timerId);
+    }
+  }
   turn(app, id, [&](JsScope& js, v8::TryCatch& tryCatch) {
     v8::Isolate* isolate = js.isolate();
     v8::Local<v8::Value> run = getOwn(js, app.web.host.Get(isolate), js.str("runExecution"));
@@ -263,6 +313,14 @@ void EventLoop::settleExecutionCallback(const v8::FunctionCallbackInfo<v8::Value
     self->fail(id, FailureKind::kHandlerError, session.outcome.message);
     return;
   }
+  if (hasLoneSurrogate(text)) {
+    session.outcome.error = ExecErrorCode::kGuestError;
+    session.outcome.message =
+        "the result holds a string with a lone surrogate (not well-formed Unicode), which JSON "
+        "cannot carry to the caller; use String.prototype.toWellFormed()";
+    self->fail(id, FailureKind::kHandlerError, session.outcome.message);
+    return;
+  }
   session.outcome.resultJson = std::move(text);
   self->finish(id, AppResponse{});
 }
@@ -276,8 +334,11 @@ void EventLoop::failExecutionCallback(const v8::FunctionCallbackInfo<v8::Value>&
   if (!req.job.execution) return;
   ExecutionSession& session = *req.job.execution;
   JsScope js(info);
-  std::string message = info[1]->IsString() ? toUtf8(js, info[1]) : "the guest failed";
-  std::string stack = info[2]->IsString() ? toUtf8(js, info[2]) : "";
+  std::string message = "the guest failed";
+  std::string stack;
+  // The runtime cut both to kMaxErrorText characters; anything longer is not the runtime's.
+  if (!stringArg(js, info[1], kMaxErrorText * 4, &message)) message = "the guest failed";
+  if (!stringArg(js, info[2], kMaxErrorText * 4, &stack)) stack.clear();
   session.outcome.error = ExecErrorCode::kGuestError;
   session.outcome.message = bounded(std::move(message));
   session.outcome.stack = guestFrames(stack, wrapGuestCode(session.spec.code).functionLine);
@@ -317,6 +378,13 @@ void EventLoop::callToolCallback(const v8::FunctionCallbackInfo<v8::Value>& info
                                           std::to_string(argsSize) +
                                           " bytes of JSON, over the payload limit of " +
                                           std::to_string(session.spec.payloadLimit) + " bytes"));
+    return;
+  }
+  if (hasLoneSurrogate(args)) {
+    info.GetReturnValue().Set(
+        refusal(js, "TypeError",
+                "the arguments of " + provider + "." + tool +
+                    " hold a string with a lone surrogate, which JSON cannot carry to the caller"));
     return;
   }
   if (req->second.hostOps >= self->options_.maxHostOpsPerRequest) {

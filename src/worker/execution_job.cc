@@ -11,8 +11,16 @@ ExecutionOutcome completeOutcome(ExecutionSession& session, const AppResponse& r
     switch (response.failure) {
       case FailureKind::kCpuLimit:
         o.error = ExecErrorCode::kCpuLimit;
-        o.message = "the execution used more than its " + std::to_string(spec.timeoutMs) +
-                    " ms of CPU time (timeout_ms) and was terminated";
+        if (o.cpuUs + 5'000 < std::uint64_t{spec.timeoutMs} * 1000) {
+          o.message =
+              "one synchronous stretch of the execution used more than " +
+              std::to_string(ExecLimits::kMaxTurnCpuMs) +
+              " ms of CPU time (the bound of one turn: yield to a timer between long computations) "
+              "and was terminated";
+        } else {
+          o.message = "the execution used more than its " + std::to_string(spec.timeoutMs) +
+                      " ms of CPU time (timeout_ms) and was terminated";
+        }
         break;
       case FailureKind::kHeapLimit:
         o.error = ExecErrorCode::kMemoryLimit;

