@@ -222,7 +222,11 @@ void AppIsolates::pump() {
     h.loop->runForegroundTasks();
   });
   recycleAndDispose();
-  if (wantSpare_ && !spare_) spare_ = makeExecutionLoop(ExecLimits::kDefaultMemoryMb);
+  if (wantSpare_ && !spare_) {
+    // The next execution's isolate and context, made while nothing waits.
+    spare_ = makeExecutionLoop(ExecLimits::kDefaultMemoryMb);
+    spare_->prepareExecution();
+  }
 }
 
 void AppIsolates::recycleAndDispose() {

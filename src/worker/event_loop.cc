@@ -54,6 +54,7 @@ EventLoop::~EventLoop() {
   hostOps_.clear();
   timers_.clear();
   apps_.clear();
+  prepared_.reset();
 }
 
 Status EventLoop::loadApp(const AppSpec& spec, AppLoadReport* report) {

@@ -68,6 +68,9 @@ class EventLoop final : public TimerHost, public HostOps {
   // recorded in session->outcome (SYNTAX_ERROR with line and column, or GUEST_ERROR). Start it
   // with startRequest(job) where job.request.app == name and job.execution == session.
   Status loadExecution(const std::string& name, std::shared_ptr<ExecutionSession> session);
+  // Makes the context of the next execution ahead of it (the web runtime from the snapshot), so
+  // that loadExecution only compiles and runs. False (logged) when it cannot.
+  bool prepareExecution();
   // The caller's answer to tool call `call` of the execution submitted with `cancelKey`: its JSON
   // text (`ok`), or an error message. Unknown calls are ignored.
   void toolAnswer(std::uint64_t cancelKey, std::uint64_t call, bool ok, std::string text);
@@ -298,6 +301,8 @@ class EventLoop final : public TimerHost, public HostOps {
   IsolateOwner owner_;
   Watchdog& watchdog_;  // the thread's: one turn runs at a time
   bool heapLimitHit_ = false;
+  // An execution's context made ahead (prepareExecution); not yet an app.
+  std::unique_ptr<App> prepared_;
   // The CPU budget of a turn outside any request while an execution loads (0: cpuLimit).
   std::chrono::nanoseconds loadBudget_{0};
   // The thread's CPU time when the running turn began (0 outside a turn).

@@ -140,30 +140,43 @@ v8::Local<v8::Value> refusal(JsScope& js, const char* code, const std::string& m
 
 }  // namespace
 
+bool EventLoop::prepareExecution() {
+  if (prepared_) return true;
+  auto app = std::make_unique<App>();
+  app->state.timers = this;
+  app->state.ops = this;
+  app->state.modules = &app->modules;
+  std::string error;
+  if (!createWebContext(owner_, app->state, &app->web, &error)) {
+    logEvent(Level::kError, "cannot make an execution's context", {{"error", error}});
+    return false;
+  }
+  prepared_ = std::move(app);
+  return true;
+}
+
 Status EventLoop::loadExecution(const std::string& name,
                                 std::shared_ptr<ExecutionSession> session) {
   if (apps_.count(name)) return Error{"an execution named '" + name + "' is already loaded"};
-  auto app = std::make_unique<App>();
+  // The context made ahead (prepareExecution), or one made now.
+  if (!prepared_ && !prepareExecution()) {
+    session->outcome =
+        ExecutionOutcome::failed(ExecErrorCode::kInternal, "cannot make the execution's context");
+    return Error{session->outcome.message};
+  }
+  std::unique_ptr<App> app = std::move(prepared_);
   app->spec.name = name;
   app->spec.modulePath = kEntryName;
   app->execution = session;
   app->console = std::make_unique<SessionConsole>(*session);
   app->state.appName = name;
-  app->state.timers = this;
-  app->state.ops = this;
   app->state.log = app->console.get();
-  app->state.modules = &app->modules;
   appByState_[&app->state] = app.get();
   app->state.createdAt = std::chrono::steady_clock::now();
   app->state.timeOriginMs =
       std::chrono::duration<double, std::milli>(std::chrono::system_clock::now().time_since_epoch())
           .count();
   std::string error;
-  if (!createWebContext(owner_, app->state, &app->web, &error)) {
-    appByState_.erase(&app->state);
-    session->outcome = ExecutionOutcome::failed(ExecErrorCode::kInternal, error);
-    return Error{error};
-  }
 
   const ExecutionSpec& spec = session->spec;
   GuestSource source = wrapGuestCode(spec.code);
