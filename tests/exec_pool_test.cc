@@ -19,6 +19,8 @@
 #include <thread>
 #include <vector>
 
+#include "server/executor_config.h"
+
 namespace isolane {
 namespace {
 
@@ -281,6 +283,44 @@ TEST(ExecPool, ACancelledExecutionEndsAndItsWorkerServesOn) {
   EXPECT_EQ(o.error, ExecErrorCode::kConnectionBroken);
   EXPECT_EQ(wait(run(pool, code("async () => 4"))).resultJson, "4");
   EXPECT_EQ(pool.stats().workers, 1u);  // the same worker: its late answer did not count against it
+}
+
+TEST(ExecutorConfig, TheExecutorTableSetsTheNumbersAndRefusesBadOnes) {
+  std::string path = ::testing::TempDir() + "/executor.toml";
+  auto write = [&](const std::string& text) {
+    FILE* f = fopen(path.c_str(), "w");
+    fputs(text.c_str(), f);
+    fclose(f);
+  };
+  write(
+      "[executor]\nlisten = \"127.0.0.1:9999\"\nworkers = 3\nexecutions_per_worker = 4\n"
+      "max_queue = 7\nretire_after_executions = 50\nworker_memory_mb = 256\ntimeout_ms = 1000\n"
+      "memory_mb = 64\nmax_timeout_ms = 2000\nmax_memory_mb = 96\npayload_limit_bytes = 4096\n"
+      "shutdown_drain_ms = 500\nsandbox = false\n");
+  Result<ExecutorSettings> s = loadExecutorConfig(path);
+  ASSERT_TRUE(s) << s.error();
+  EXPECT_EQ(s.value().daemon.port, 9999);
+  EXPECT_EQ(s.value().workers, 3u);
+  EXPECT_EQ(s.value().executionsPerWorker, 4u);
+  EXPECT_EQ(s.value().maxQueue, 7u);
+  EXPECT_EQ(s.value().retireAfterExecutions, 50u);
+  EXPECT_EQ(s.value().daemon.defaults.timeoutMs, 1000u);
+  EXPECT_EQ(s.value().daemon.defaults.maxMemoryMb, 96u);
+  EXPECT_EQ(s.value().daemon.defaults.payloadLimit, 4096u);
+  EXPECT_EQ(s.value().shutdownDrain, 500ms);
+  EXPECT_FALSE(s.value().sandbox);
+  ExecPoolOptions pool = execPoolOptions(s.value());
+  EXPECT_EQ(pool.maxWorkers, 3u);
+  EXPECT_EQ(pool.workerMemoryLimitBytes, 256u << 20);
+
+  write("[executor]\nexecutions_per_worker = 0\n");
+  s = loadExecutorConfig(path);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().find("'executions_per_worker' must be an integer from 1 to 1024"),
+            std::string::npos)
+      << s.error();
+  write("[executor]\ntimeout_ms = 9000\nmax_timeout_ms = 1000\n");
+  EXPECT_FALSE(loadExecutorConfig(path));
 }
 
 TEST(CodemodeExecutor, TheCppApiRoundTripsKeysThatArePrototypeNames) {

@@ -7,6 +7,7 @@
 #include "exec/exec_daemon.h"
 #include "exec/exec_json.h"
 #include "obs/log.h"
+#include "server/config.h"
 #include "server/executor_config.h"
 #include "util/read_file.h"
 
@@ -91,16 +92,10 @@ int executorCommand(const ExecutorArgs& args) {
   ExecutorSettings settings = std::move(loaded.value());
   applyExecutorEnvironment(settings);
   if (!args.listen.empty()) {
-    auto colon = args.listen.rfind(':');
-    char* end = nullptr;
-    long port =
-        colon == std::string::npos ? -1 : std::strtol(args.listen.c_str() + colon + 1, &end, 10);
-    if (colon == std::string::npos || port < 0 || port > 65535 || *end != '\0') {
-      std::cerr << "isolane executor: --listen " << args.listen << ": expected HOST:PORT\n";
+    if (Status ok = parseHostPort(args.listen, &settings.daemon.host, &settings.daemon.port); !ok) {
+      std::cerr << "isolane executor: " << ok.error() << "\n";
       return 2;
     }
-    settings.daemon.host = args.listen.substr(0, colon);
-    settings.daemon.port = static_cast<std::uint16_t>(port);
   }
   StopSignals signals;
   MetricsRegistry metrics;

@@ -71,25 +71,26 @@ void logEvent(Level level, std::string_view message, std::initializer_list<LogFi
   spdlog::log(lvl, "{}", line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
-void initLogging(std::string_view process) {
+namespace {
+
+void setUpLogger(std::string_view process, spdlog::level::level_enum fallback) {
   processName() = std::string(process);
   auto logger = spdlog::stderr_logger_mt("isolane");
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("%v");
   const char* level = std::getenv("ISOLANE_LOG_LEVEL");
-  spdlog::set_level(level ? spdlog::level::from_str(level) : spdlog::level::info);
+  spdlog::set_level(level ? spdlog::level::from_str(level) : fallback);
 }
+
+}  // namespace
+
+void initLogging(std::string_view process) { setUpLogger(process, spdlog::level::info); }
 
 void initLoggingForLibrary(std::string_view process) {
   static std::once_flag once;
   std::call_once(once, [&] {
     if (spdlog::get("isolane")) return;  // the program set it up itself
-    processName() = std::string(process);
-    auto logger = spdlog::stderr_logger_mt("isolane");
-    spdlog::set_default_logger(logger);
-    spdlog::set_pattern("%v");
-    const char* level = std::getenv("ISOLANE_LOG_LEVEL");
-    spdlog::set_level(level ? spdlog::level::from_str(level) : spdlog::level::warn);
+    setUpLogger(process, spdlog::level::warn);
   });
 }
 

@@ -59,7 +59,7 @@ Status parseAdminListen(const std::string& text, ServerConfig& config) {
   return parseHostPort(text, config.adminHost, config.adminPort);
 }
 
-Status parseListen(const std::string& text, ServerConfig& config) {
+Status parseHostPort(const std::string& text, std::string* hostOut, std::uint16_t* portOut) {
   auto colon = text.rfind(':');
   if (colon == std::string::npos) return Error{"--listen '" + text + "': expected HOST:PORT"};
   std::string host = text.substr(0, colon);
@@ -73,9 +73,13 @@ Status parseListen(const std::string& text, ServerConfig& config) {
   if (port.empty() || *end != '\0' || p < 0 || p > 65535) {
     return Error{"listen address '" + text + "': port must be 0-65535"};
   }
-  config.listenHost = host;
-  config.listenPort = static_cast<std::uint16_t>(p);
+  *hostOut = host;
+  *portOut = static_cast<std::uint16_t>(p);
   return Status::success();
+}
+
+Status parseListen(const std::string& text, ServerConfig& config) {
+  return parseHostPort(text, &config.listenHost, &config.listenPort);
 }
 
 AppConfig appFromFile(const std::string& path) {

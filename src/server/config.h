@@ -98,6 +98,8 @@ std::string effectiveCodeCacheDir(const ServerConfig& config);
 std::size_t effectiveMaxConnections(const ServerConfig& config);
 
 // "HOST:PORT", "[v6]:PORT" or ":PORT".
+// HOST:PORT ([v6]:PORT too; an empty host is 127.0.0.1).
+Status parseHostPort(const std::string& text, std::string* host, std::uint16_t* port);
 Status parseListen(const std::string& text, ServerConfig& config);
 Status parseAdminListen(const std::string& text, ServerConfig& config);
 

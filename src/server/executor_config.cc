@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "server/config.h"
 #include "server/engine_command.h"
 #include "server/toml_values.h"
 
@@ -19,15 +20,9 @@ Result<ExecutorSettings> loadExecutorConfig(const std::string& path) {
   if (!t) return s;
   std::string where = path + " [executor]";
   if (auto listen = (*t)["listen"].value<std::string>()) {
-    auto colon = listen->rfind(':');
-    char* end = nullptr;
-    long port =
-        colon == std::string::npos ? -1 : std::strtol(listen->c_str() + colon + 1, &end, 10);
-    if (colon == std::string::npos || port < 0 || port > 65535 || *end != '\0') {
-      return Error{where + ": 'listen' must be HOST:PORT"};
+    if (Status ok = parseHostPort(*listen, &s.daemon.host, &s.daemon.port); !ok) {
+      return Error{where + ": " + ok.error()};
     }
-    s.daemon.host = listen->substr(0, colon);
-    s.daemon.port = static_cast<std::uint16_t>(port);
   }
   ExecDefaults& d = s.daemon.defaults;
   Status checks[] = {
@@ -43,10 +38,19 @@ Result<ExecutorSettings> loadExecutorConfig(const std::string& path) {
       readInt(*t, "result_limit_bytes", d.resultLimit, 1, 16 << 20, where),
       readInt(*t, "console_limit_bytes", d.consoleLimit, 0, 4 << 20, where),
       readInt(*t, "max_executions_per_socket", s.daemon.maxInflightPerSocket, 1, 100'000, where),
+      readInt(*t, "max_timeout_ms", d.maxTimeoutMs, 1, ExecLimits::kMaxTimeoutMs, where),
+      readInt(*t, "max_memory_mb", d.maxMemoryMb, ExecLimits::kMinMemoryMb,
+              ExecLimits::kMaxMemoryMb, where),
+      readInt(*t, "max_connections", s.daemon.maxConnections, 1, 1'000'000, where),
+      readInt(*t, "max_message_bytes", s.daemon.maxBodyBytes, 1024, 64 << 20, where),
       readMs(*t, "shutdown_drain_ms", s.shutdownDrain, where),
   };
   for (Status& c : checks) {
     if (!c) return Error{c.error()};
+  }
+  if (d.timeoutMs > d.maxTimeoutMs || d.memoryMb > d.maxMemoryMb) {
+    return Error{where +
+                 ": timeout_ms and memory_mb must be within max_timeout_ms and max_memory_mb"};
   }
   if (auto sandbox = (*t)["sandbox"].value<bool>()) s.sandbox = *sandbox;
   return s;

@@ -263,6 +263,14 @@ class EventLoop final : public TimerHost, public HostOps {
   void finalizeAfter(JsScope& js, std::uint64_t id, v8::Local<v8::Value> waitUntil);
   // Builds the natives object of an app (event_loop_respond.cc).
   bool makeNatives(JsScope& js, v8::Local<v8::Object>* out);
+  // Adds `count` native functions of this loop to `natives`.
+  struct Native {
+    const char* name;
+    v8::FunctionCallback callback;
+    int length;
+  };
+  bool addNatives(JsScope& js, v8::Local<v8::Object> natives, const Native* table,
+                  std::size_t count);
   static void respondCallback(const v8::FunctionCallbackInfo<v8::Value>& info);
   static void failCallback(const v8::FunctionCallbackInfo<v8::Value>& info);
   static void streamHeadCallback(const v8::FunctionCallbackInfo<v8::Value>& info);
@@ -271,6 +279,9 @@ class EventLoop final : public TimerHost, public HostOps {
   static void bodyPullCallback(const v8::FunctionCallbackInfo<v8::Value>& info);
   // Code mode (event_loop_exec.cc).
   bool makeExecutionNatives(JsScope& js, v8::Local<v8::Object> natives);
+  // The execution a native call names, when it is running and belongs to the calling context.
+  ExecutionSession* callingExecution(const v8::FunctionCallbackInfo<v8::Value>& info,
+                                     std::uint64_t* id);
   void runExecution(App& app, std::uint64_t id);
   static void settleExecutionCallback(const v8::FunctionCallbackInfo<v8::Value>& info);
   static void failExecutionCallback(const v8::FunctionCallbackInfo<v8::Value>& info);

@@ -257,25 +257,10 @@ Status EventLoop::loadExecution(const std::string& name,
 }
 
 bool EventLoop::makeExecutionNatives(JsScope& js, v8::Local<v8::Object> natives) {
-  v8::Local<v8::Value> self = v8::External::New(js.isolate(), this);
-  struct Native {
-    const char* name;
-    v8::FunctionCallback callback;
-    int length;
-  };
   const Native kNatives[] = {{"settleExecution", &EventLoop::settleExecutionCallback, 2},
                              {"failExecution", &EventLoop::failExecutionCallback, 3},
                              {"callTool", &EventLoop::callToolCallback, 4}};
-  for (const Native& n : kNatives) {
-    v8::Local<v8::Function> fn;
-    if (!v8::Function::New(js.context(), n.callback, self, n.length,
-                           v8::ConstructorBehavior::kThrow)
-             .ToLocal(&fn)) {
-      return false;
-    }
-    setOwn(js, natives, js.str(n.name), fn);
-  }
-  return true;
+  return addNatives(js, natives, kNatives, std::size(kNatives));
 }
 
 void EventLoop::runExecution(App& app, std::uint64_t id) {
@@ -302,14 +287,20 @@ void EventLoop::runExecution(App& app, std::uint64_t id) {
   });
 }
 
+ExecutionSession* EventLoop::callingExecution(const v8::FunctionCallbackInfo<v8::Value>& info,
+                                              std::uint64_t* id) {
+  *id = callingRequest(info, Expect::kUnanswered);
+  if (*id == 0) return nullptr;
+  return requests_.at(*id).job.execution.get();
+}
+
 // settleExecution(id, resultJson)
 void EventLoop::settleExecutionCallback(const v8::FunctionCallbackInfo<v8::Value>& info) {
   EventLoop* self = loopOf(info);
-  std::uint64_t id = self->callingRequest(info, Expect::kUnanswered);
-  if (id == 0) return;
-  Request& req = self->requests_.at(id);
-  if (!req.job.execution) return;
-  ExecutionSession& session = *req.job.execution;
+  std::uint64_t id = 0;
+  ExecutionSession* running = self->callingExecution(info, &id);
+  if (!running) return;
+  ExecutionSession& session = *running;
   JsScope js(info);
   std::string text;
   std::size_t size = 0;
@@ -341,11 +332,10 @@ void EventLoop::settleExecutionCallback(const v8::FunctionCallbackInfo<v8::Value
 // failExecution(id, message, stack): the guest threw or rejected.
 void EventLoop::failExecutionCallback(const v8::FunctionCallbackInfo<v8::Value>& info) {
   EventLoop* self = loopOf(info);
-  std::uint64_t id = self->callingRequest(info, Expect::kUnanswered);
-  if (id == 0) return;
-  Request& req = self->requests_.at(id);
-  if (!req.job.execution) return;
-  ExecutionSession& session = *req.job.execution;
+  std::uint64_t id = 0;
+  ExecutionSession* running = self->callingExecution(info, &id);
+  if (!running) return;
+  ExecutionSession& session = *running;
   JsScope js(info);
   std::string message = "the guest failed";
   std::string stack;

@@ -23,32 +23,33 @@ EventLoop* loopOf(const v8::FunctionCallbackInfo<v8::Value>& info) {
 
 }  // namespace
 
+bool EventLoop::addNatives(JsScope& js, v8::Local<v8::Object> natives, const Native* table,
+                           std::size_t count) {
+  v8::Local<v8::Value> self = v8::External::New(js.isolate(), this);
+  for (std::size_t i = 0; i < count; ++i) {
+    v8::Local<v8::Function> fn;
+    if (!v8::Function::New(js.context(), table[i].callback, self, table[i].length,
+                           v8::ConstructorBehavior::kThrow)
+             .ToLocal(&fn)) {
+      return false;
+    }
+    setOwn(js, natives, js.str(table[i].name), fn);
+  }
+  return true;
+}
+
 bool EventLoop::makeNatives(JsScope& js, v8::Local<v8::Object>* out) {
   v8::Isolate* isolate = js.isolate();
-  v8::Local<v8::Value> self = v8::External::New(isolate, this);
   // No prototype: the runtime reads these as own data properties, and nothing an app does to
   // Object.prototype can stand in for one.
   v8::Local<v8::Object> natives = v8::Object::New(isolate, v8::Null(isolate), nullptr, nullptr, 0);
-  struct Native {
-    const char* name;
-    v8::FunctionCallback callback;
-    int length;
-  };
   const Native kNatives[] = {{"respond", &EventLoop::respondCallback, 6},
                              {"fail", &EventLoop::failCallback, 2},
                              {"streamHead", &EventLoop::streamHeadCallback, 5},
                              {"streamChunk", &EventLoop::streamChunkCallback, 2},
                              {"streamEnd", &EventLoop::streamEndCallback, 2},
                              {"bodyPull", &EventLoop::bodyPullCallback, 2}};
-  for (const Native& n : kNatives) {
-    v8::Local<v8::Function> fn;
-    if (!v8::Function::New(js.context(), n.callback, self, n.length,
-                           v8::ConstructorBehavior::kThrow)
-             .ToLocal(&fn)) {
-      return false;
-    }
-    setOwn(js, natives, js.str(n.name), fn);
-  }
+  if (!addNatives(js, natives, kNatives, std::size(kNatives))) return false;
   *out = natives;
   return true;
 }
