@@ -4,6 +4,7 @@
 
 #include <openssl/crypto.h>
 
+#include <algorithm>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
@@ -31,7 +32,7 @@ bool tokenMatches(std::string_view given, const std::string& token) {
          CRYPTO_memcmp(given.data(), token.data(), token.size()) == 0;
 }
 
-class HttpSession : public std::enable_shared_from_this<HttpSession> {
+class HttpSession : public ExecDaemon::Closable, public std::enable_shared_from_this<HttpSession> {
  public:
   HttpSession(std::shared_ptr<ExecDaemon::Shared> shared, tcp::socket socket)
       : shared_(std::move(shared)), stream_(std::move(socket)) {
@@ -40,6 +41,12 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   ~HttpSession() { --shared_->connections; }
 
   void start() { read(); }
+
+  void closeSoon() override {
+    net::post(executor_, [self = shared_from_this()] {
+      if (!self->upgraded_) self->close();
+    });
+  }
 
  private:
   void read() {
@@ -102,6 +109,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       }
       shared_->requests.with({"/v1/session", "101"}).inc();
       stream_.expires_never();
+      upgraded_ = true;  // the stream is the WebSocket session's from here
       runExecSession(shared_, std::move(stream_), std::move(req));
       return;
     }
@@ -213,6 +221,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   bool head_ = false;
+  bool upgraded_ = false;
+  const net::any_io_executor executor_ = stream_.get_executor();  // usable after the upgrade
 };
 
 }  // namespace
@@ -267,7 +277,9 @@ void ExecDaemon::accept() {
         boost::system::error_code ignored;
         socket.close(ignored);  // full: the client sees the connection closed at once
       } else {
-        std::make_shared<HttpSession>(shared_, std::move(socket))->start();
+        auto session = std::make_shared<HttpSession>(shared_, std::move(socket));
+        shared_->track(session);
+        session->start();
       }
     }
     accept();
@@ -281,9 +293,33 @@ void ExecDaemon::stopAccepting() {
   });
 }
 
+void ExecDaemon::Shared::track(const std::shared_ptr<Closable>& session) {
+  std::lock_guard lock(sessionsMu);
+  if (sessions.size() >= 64 && sessions.size() % 64 == 0) {  // forget the closed ones now and then
+    sessions.erase(std::remove_if(sessions.begin(), sessions.end(),
+                                  [](const std::weak_ptr<Closable>& w) { return w.expired(); }),
+                   sessions.end());
+  }
+  sessions.push_back(session);
+}
+
 void ExecDaemon::stop() {
   if (threads_.empty()) return;
   stopAccepting();
+  std::vector<std::weak_ptr<Closable>> sessions;
+  {
+    std::lock_guard lock(shared_->sessionsMu);
+    sessions = shared_->sessions;
+  }
+  for (auto& weak : sessions) {
+    if (auto session = weak.lock()) session->closeSoon();
+  }
+  // With the listener and every connection closed, the I/O threads run out of work and return;
+  // a connection that does not end within 2 s is stopped where it stands.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (!io_.stopped() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   io_.stop();
   for (auto& t : threads_) t.join();
   threads_.clear();

@@ -12,6 +12,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -52,6 +53,13 @@ class ExecDaemon {
   void stopAccepting();
   void stop();
 
+  // A connection the daemon can close when it stops (on the connection's own strand).
+  class Closable {
+   public:
+    virtual ~Closable() = default;
+    virtual void closeSoon() = 0;
+  };
+
   // For sessions (exec_daemon.cc, exec_session.cc).
   struct Shared {
     Shared(ExecDaemonOptions o, ExecPool& p, MetricsRegistry& m, Family<Counter>& r)
@@ -61,6 +69,11 @@ class ExecDaemon {
     MetricsRegistry& metrics;
     Family<Counter>& requests;  // by route and status
     std::atomic<std::size_t> connections{0};
+    // Every connection, to close them all on stop(): a connection's objects must be gone before
+    // the io_context is (Beast's WebSocket service outlives none of its streams).
+    std::mutex sessionsMu;
+    std::vector<std::weak_ptr<Closable>> sessions;
+    void track(const std::shared_ptr<Closable>& session);
   };
 
  private:

@@ -15,13 +15,21 @@ namespace beast = boost::beast;
 namespace websocket = beast::websocket;
 namespace net = boost::asio;
 
-class ExecSession : public std::enable_shared_from_this<ExecSession> {
+class ExecSession : public ExecDaemon::Closable, public std::enable_shared_from_this<ExecSession> {
  public:
   ExecSession(std::shared_ptr<ExecDaemon::Shared> shared, beast::tcp_stream stream)
       : shared_(std::move(shared)), ws_(std::move(stream)) {
     ++shared_->connections;
   }
   ~ExecSession() { --shared_->connections; }
+
+  void closeSoon() override {
+    net::post(ws_.get_executor(), [self = shared_from_this()] {
+      self->closed();
+      beast::error_code ec;
+      beast::get_lowest_layer(self->ws_).socket().close(ec);
+    });
+  }
 
   void start(beast::http::request<beast::http::string_body> upgrade) {
     ws_.read_message_max(shared_->options.maxBodyBytes);
@@ -216,7 +224,9 @@ class ExecSession : public std::enable_shared_from_this<ExecSession> {
 
 void runExecSession(std::shared_ptr<ExecDaemon::Shared> shared, boost::beast::tcp_stream stream,
                     boost::beast::http::request<boost::beast::http::string_body> upgrade) {
-  std::make_shared<ExecSession>(std::move(shared), std::move(stream))->start(std::move(upgrade));
+  auto session = std::make_shared<ExecSession>(shared, std::move(stream));
+  shared->track(session);
+  session->start(std::move(upgrade));
 }
 
 }  // namespace isolane

@@ -288,7 +288,7 @@ std::optional<SteadyTime> AppIsolates::nextWake() const {
   }
   for (const auto& h : draining_) {
     earliest(h->loop->nextWake());
-    earliest(h->drainBy);
+    if (h->drainBy != SteadyTime::max()) earliest(h->drainBy);  // an execution's: none
   }
   return wake;
 }

@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 namespace isolane {
 
 Executor::Executor(const ExecutorOptions& options, LogSink& log, const Clock& clock)
@@ -220,10 +222,11 @@ void Executor::run() {
     if (auto wake = isolates.nextWake()) {
       // The loop's clock is steady_clock-based in production; a test clock only changes what
       // counts as due, not how long we park (the doorbell wakes us on every submission).
+      // At most a day ahead: a far wake must not overflow the sum (and then lie in the past).
       auto timer =
           std::chrono::steady_clock::now() +
-          std::max(std::chrono::nanoseconds(0),
-                   std::chrono::duration_cast<std::chrono::nanoseconds>(*wake - clock_.now()));
+          std::clamp(std::chrono::duration_cast<std::chrono::nanoseconds>(*wake - clock_.now()),
+                     std::chrono::nanoseconds(0), std::chrono::nanoseconds(std::chrono::hours(24)));
       if (!until || timer < *until) until = timer;
     }
     busySinceNs_.store(0, std::memory_order_relaxed);
