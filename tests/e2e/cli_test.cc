@@ -223,7 +223,11 @@ TEST(Cli, OutOfDescriptorsTheServerBacksOffShedsAndRecovers) {
   clients.clear();
   ASSERT_EQ(prlimit(p.pid(), RLIMIT_NOFILE, &original, nullptr), 0) << strerror(errno);
   std::this_thread::sleep_for(1200ms);  // past the longest back-off
-  EXPECT_EQ(test::get(port, "/after").body(), "hello /after");
+  try {
+    EXPECT_EQ(test::get(port, "/after").body(), "hello /after");
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << e.what() << "; the server said: " << p.waitForStderr("(all)", 300ms);
+  }
   p.signal(SIGTERM);
   EXPECT_EQ(p.wait(20s), 0) << p.err();
 }
