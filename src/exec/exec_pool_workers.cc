@@ -115,13 +115,7 @@ void ExecPool::onFrame(std::uint64_t workerId, const wire::Frame& frame) {
       case wire::Message::FetchCall: {
         // Only a worker running an execution that may fetch gets the network.
         if (w.nativeOutbound == 0) return violation("a fetch with no native-outbound execution");
-        if (!w.egressReply) {
-          std::weak_ptr<WorkerProcess> proc = w.proc;
-          w.egressReply = std::make_shared<const Egress::Reply>([proc](const std::string& f) {
-            auto p = proc.lock();
-            return p && p->send(f).ok();
-          });
-        }
+        if (!w.egressReply) w.egressReply = Egress::replyTo(w.proc);
         std::shared_ptr<const Egress::Reply> reply = w.egressReply;
         FetchCall call = decodeFetchCall(*frame.message_as_FetchCall());
         lock.unlock();

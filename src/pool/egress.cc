@@ -28,6 +28,14 @@ void Egress::fail(const Reply& reply, std::uint64_t workerOp, const std::string&
   if (auto frame = encodeFetchEvent(event, maxFrameBytes_)) (void)reply(frame.value());
 }
 
+std::shared_ptr<const Egress::Reply> Egress::replyTo(const std::shared_ptr<WorkerProcess>& worker) {
+  std::weak_ptr<WorkerProcess> weak = worker;
+  return std::make_shared<const Reply>([weak](const std::string& frame) {
+    auto p = weak.lock();
+    return p && p->send(frame).ok();
+  });
+}
+
 void Egress::call(std::uint64_t owner, const std::shared_ptr<const Reply>& reply, FetchCall call) {
   if (call.action != FetchCall::Action::kStart) {
     std::uint64_t op = 0;

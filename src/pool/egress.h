@@ -22,6 +22,7 @@
 
 #include "ipc/app_spec.h"
 #include "ipc/fetch_exchange.h"
+#include "pool/worker_process.h"
 #include "util/doorbell.h"
 #include "util/guarded.h"
 #include "worker/fetch_client.h"
@@ -41,6 +42,9 @@ class Egress {
   void setApps(const std::vector<AppSpec>& apps);
   // Sends one frame to a worker; false when it is gone.
   using Reply = std::function<bool(const std::string& frame)>;
+  // The reply of a worker process's operations. It holds the worker weakly: an operation that
+  // outlives its worker cannot keep it.
+  static std::shared_ptr<const Reply> replyTo(const std::shared_ptr<WorkerProcess>& worker);
   // A call from the worker `owner` (one per worker process lifetime); its events go to `reply`.
   void call(std::uint64_t owner, const std::shared_ptr<const Reply>& reply, FetchCall call);
   // The worker is gone: its operations are aborted and their events dropped.

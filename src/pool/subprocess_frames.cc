@@ -34,14 +34,7 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
   switch (frame.message_type()) {
     case wire::Message::FetchCall: {
       if (!slot.helloSeen) return violation("FetchCall before Hello");
-      if (!slot.egressReply) {
-        // Holds the worker weakly: an operation outliving its worker cannot keep it.
-        std::weak_ptr<WorkerProcess> proc = slot.proc;
-        slot.egressReply = std::make_shared<const Egress::Reply>([proc](const std::string& f) {
-          auto p = proc.lock();
-          return p && p->send(f).ok();
-        });
-      }
+      if (!slot.egressReply) slot.egressReply = Egress::replyTo(slot.proc);
       std::shared_ptr<const Egress::Reply> reply = slot.egressReply;
       lock.unlock();
       egress_.call(egressOwner(index, generation), reply,

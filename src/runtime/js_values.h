@@ -47,10 +47,15 @@ inline v8::Local<v8::Value> getOwnElement(JsScope& js, v8::Local<v8::Array> arra
 
 // A JavaScript string's UTF-8 bytes; false (and `out` untouched) unless `value` is a string.
 // Never calls toString(): a value that is not already a string is refused, not converted.
-inline bool stringValue(JsScope& js, v8::Local<v8::Value> value, std::string* out) {
+// With `max`: false as well when the string is longer than `max` UTF-8 bytes (it is not
+// converted then); `size`, if given, gets its length in UTF-8 bytes either way.
+inline bool stringValue(JsScope& js, v8::Local<v8::Value> value, std::string* out,
+                        std::size_t max = SIZE_MAX, std::size_t* size = nullptr) {
   if (value.IsEmpty() || !value->IsString()) return false;
   auto s = value.As<v8::String>();
   int length = s->Utf8Length(js.isolate());
+  if (size) *size = static_cast<std::size_t>(length);
+  if (static_cast<std::size_t>(length) > max) return false;
   out->resize(static_cast<std::size_t>(length));
   s->WriteUtf8(js.isolate(), out->data(), length, nullptr,
                v8::String::NO_NULL_TERMINATION | v8::String::REPLACE_INVALID_UTF8);

@@ -127,7 +127,6 @@ void AppIsolates::startExecution(RequestJob job) {
   auto h = std::make_shared<Hosted>();
   h->app = name;
   h->lastUsed = clock_.now();
-  h->drainBy = SteadyTime::max();  // its own deadline ends it; it is disposed once it settles
   CurrentApp label(name);
   if (spare_ && session.spec.memoryMb == ExecLimits::kDefaultMemoryMb) {
     h->loop = std::move(spare_);
@@ -257,7 +256,7 @@ void AppIsolates::recycleAndDispose() {
   for (auto& h : draining_) {
     if (h->loop->inFlight() == 0) {
       retiring.push_back(h);
-    } else if (now >= h->drainBy) {
+    } else if (h->drainBy && now >= *h->drainBy) {
       CurrentApp label(h->app);
       h->loop->failAll(FailureKind::kIsolateRecycled,
                        "the app's isolate was replaced (heap limit or leak); retry");
@@ -288,7 +287,7 @@ std::optional<SteadyTime> AppIsolates::nextWake() const {
   }
   for (const auto& h : draining_) {
     earliest(h->loop->nextWake());
-    if (h->drainBy != SteadyTime::max()) earliest(h->drainBy);  // an execution's: none
+    earliest(h->drainBy);
   }
   return wake;
 }

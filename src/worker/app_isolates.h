@@ -94,7 +94,9 @@ class AppIsolates final : public LocalApps {
     std::string app;
     std::unique_ptr<EventLoop> loop;
     SteadyTime lastUsed{};
-    SteadyTime drainBy{};  // once recycled (in draining_): then what is left fails ISOLATE_RECYCLED
+    // Once recycled (in draining_): then what is left fails ISOLATE_RECYCLED. None for an
+    // execution's isolate, whose own deadline ends it.
+    std::optional<SteadyTime> drainBy{};
     bool retired = false;  // disposed during this pass: skip it
   };
   std::shared_ptr<Hosted> make(const std::string& app, AppLoadReport* report, std::string* error);

@@ -79,18 +79,6 @@ std::string guestFrames(const std::string& stack, int functionLine) {
   return bounded(std::move(out));
 }
 
-// The string `value` holds, if it is one of at most `max` UTF-8 bytes; `size` gets its size.
-bool stringArg(JsScope& js, v8::Local<v8::Value> value, std::size_t max, std::string* out,
-               std::size_t* size = nullptr) {
-  if (value.IsEmpty() || !value->IsString()) return false;
-  auto s = value.As<v8::String>();
-  std::size_t bytes = static_cast<std::size_t>(s->Utf8Length(js.isolate()));
-  if (size) *size = bytes;
-  if (bytes > max) return false;
-  *out = toUtf8(js, s);
-  return true;
-}
-
 // Whether JSON text holds an escaped lone surrogate ("\ud800" without its pair), which
 // JSON.stringify makes of a string that is not well-formed and which strict JSON parsers (the
 // caller's, the master's) refuse.
@@ -180,6 +168,7 @@ Status EventLoop::loadExecution(const std::string& name,
 
   const ExecutionSpec& spec = session->spec;
   GuestSource source = wrapGuestCode(spec.code);
+  session->functionLine = source.functionLine;  // for the columns of a guest's stack
   ModuleGraph::ErrorLocation where;
   bool loaded = false;
   loadBudget_ = std::chrono::milliseconds(spec.timeoutMs);  // the module's top level counts too
@@ -191,21 +180,13 @@ Status EventLoop::loadExecution(const std::string& name,
       return;
     }
     app->natives.Reset(isolate, natives);
-    std::vector<v8::Local<v8::Value>> providers;
-    for (const ToolProvider& p : spec.tools) {
-      std::vector<v8::Local<v8::Value>> tools;
-      for (const std::string& t : p.tools) tools.push_back(js.str(t));
-      v8::Local<v8::Value> pair[] = {js.str(p.name),
-                                     v8::Array::New(isolate, tools.data(), tools.size())};
-      providers.push_back(v8::Array::New(isolate, pair, 2));
-    }
+    // Which tools exist is C++'s business (callTool checks each call against the session).
     v8::Local<v8::Value> install =
         getOwn(js, app->web.host.Get(isolate), js.str("installCodeMode"));
     v8::Local<v8::Value> argv[] = {
-        v8::Array::New(isolate, providers.data(), providers.size()), natives,
-        v8::Boolean::New(isolate, spec.outbound == OutboundMode::kNative)};
+        natives, v8::Boolean::New(isolate, spec.outbound == OutboundMode::kNative)};
     if (install.IsEmpty() || !install->IsFunction() ||
-        install.As<v8::Function>()->Call(js.context(), v8::Undefined(isolate), 3, argv).IsEmpty()) {
+        install.As<v8::Function>()->Call(js.context(), v8::Undefined(isolate), 2, argv).IsEmpty()) {
       error = "the runtime could not prepare the execution's globals";
       return;
     }
@@ -304,7 +285,7 @@ void EventLoop::settleExecutionCallback(const v8::FunctionCallbackInfo<v8::Value
   JsScope js(info);
   std::string text;
   std::size_t size = 0;
-  if (!stringArg(js, info[1], session.spec.resultLimit, &text, &size)) {
+  if (!stringValue(js, info[1], &text, session.spec.resultLimit, &size)) {
     if (size > session.spec.resultLimit) {
       session.outcome.error = ExecErrorCode::kPayloadLimit;
       session.outcome.message = "the result is " + std::to_string(size) +
@@ -340,11 +321,12 @@ void EventLoop::failExecutionCallback(const v8::FunctionCallbackInfo<v8::Value>&
   std::string message = "the guest failed";
   std::string stack;
   // The runtime cut both to kMaxErrorText characters; anything longer is not the runtime's.
-  if (!stringArg(js, info[1], kMaxErrorText * 4, &message)) message = "the guest failed";
-  if (!stringArg(js, info[2], kMaxErrorText * 4, &stack)) stack.clear();
+  // (Each is left as it is when the value is not such a string.)
+  std::ignore = stringValue(js, info[1], &message, kMaxErrorText * 4);
+  std::ignore = stringValue(js, info[2], &stack, kMaxErrorText * 4);
   session.outcome.error = ExecErrorCode::kGuestError;
   session.outcome.message = bounded(std::move(message));
-  session.outcome.stack = guestFrames(stack, wrapGuestCode(session.spec.code).functionLine);
+  session.outcome.stack = guestFrames(stack, session.functionLine);
   self->fail(id, FailureKind::kHandlerError, session.outcome.message);
 }
 
@@ -364,8 +346,8 @@ void EventLoop::callToolCallback(const v8::FunctionCallbackInfo<v8::Value>& info
   ExecutionSession& session = *req->second.job.execution;
   std::string provider, tool, args;
   std::size_t argsSize = 0;
-  if (!stringArg(js, info[0], ExecLimits::kMaxNameBytes, &provider) ||
-      !stringArg(js, info[1], ExecLimits::kMaxNameBytes, &tool) || !info[3]->IsObject()) {
+  if (!stringValue(js, info[0], &provider, ExecLimits::kMaxNameBytes) ||
+      !stringValue(js, info[1], &tool, ExecLimits::kMaxNameBytes) || !info[3]->IsObject()) {
     info.GetReturnValue().Set(refusal(js, "NOT_FOUND", "no such tool"));
     return;
   }
@@ -375,7 +357,7 @@ void EventLoop::callToolCallback(const v8::FunctionCallbackInfo<v8::Value>& info
                 "no tool named " + provider + "." + tool + " was given to this execution"));
     return;
   }
-  if (!stringArg(js, info[2], session.spec.payloadLimit, &args, &argsSize)) {
+  if (!stringValue(js, info[2], &args, session.spec.payloadLimit, &argsSize)) {
     info.GetReturnValue().Set(refusal(js, "PAYLOAD_LIMIT",
                                       "the arguments of " + provider + "." + tool + " are " +
                                           std::to_string(argsSize) +

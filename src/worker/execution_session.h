@@ -26,6 +26,7 @@ struct ExecutionSession {
   ExecutionOutcome outcome;  // logs, tool calls, the guest's error; completed by the done callback
   std::chrono::steady_clock::time_point started{};
   std::size_t consoleBytes = 0;
+  int functionLine = 1;  // where the function starts in the module the code became
 
   bool allows(const std::string& provider, const std::string& tool) const {
     for (const ToolProvider& p : spec.tools) {

@@ -65,7 +65,7 @@ function namespaceOf(make) {
   });
 }
 
-export function installCodeMode(providers, natives, nativeOutbound) {
+export function installCodeMode(natives, nativeOutbound) {
   const callTool = natives.callTool;
   const tools = namespaceOf((provider) => namespaceOf((name) => makeTool(callTool, provider, name)));
   defineGlobal('tools', tools);
@@ -78,7 +78,6 @@ export function installCodeMode(providers, natives, nativeOutbound) {
       });
     });
   }
-  return providers.length;
 }
 
 const kMaxErrorText = 16384;  // characters of a failure's message and of its stack
