@@ -216,6 +216,46 @@ TEST(AppIsolation, AnAppsOwnLimitsOverrideTheServers) {
   EXPECT_EQ(call(executor, "strict", "/?ms=600").failure, FailureKind::kCpuLimit);
 }
 
+TEST(AppIsolation, ARequestWhoseClientLeftWhileItWaitedIsDroppedUnrun) {
+  NullLog log;
+  ExecutorOptions o = baseOptions();
+  o.loop.cpuLimit = 2000ms;
+  Executor executor(o, log);
+  ASSERT_TRUE(executor.loadApp(AppSpec{"spin", kApps + "spin.js", {}}));
+  ASSERT_TRUE(executor.loadApp(AppSpec{"counter", kApps + "counter.js", {}}));
+  auto submitKeyed = [&](const std::string& app, const std::string& path, std::uint64_t key) {
+    auto p = std::make_shared<std::promise<AppResponse>>();
+    auto f = p->get_future();
+    RequestJob job{AppRequest{app, "r", "GET", "http://test.local" + path, {}, ""},
+                   [p](AppResponse r) { p->set_value(std::move(r)); }, key};
+    EXPECT_TRUE(executor.submit(job));
+    return f;
+  };
+  auto spun = submitKeyed("spin", "/?ms=300", 1);
+  auto waiting = submitKeyed("counter", "/", 2);  // behind the spin's turn
+  executor.cancel(2);
+  AppResponse dropped = waiting.get();
+  EXPECT_EQ(dropped.failure, FailureKind::kClientGone) << dropped.failureDetail;
+  EXPECT_EQ(spun.get().failure, FailureKind::kNone);
+  EXPECT_EQ(call(executor, "counter", "/").body, R"({"count":1,"shared":1})");
+}
+
+TEST(AppIsolation, ARequestThatWaitedPastItsDeadlineIsATimeoutUnrun) {
+  NullLog log;
+  Executor executor(baseOptions(), log);  // 5 s of wall time per request
+  ASSERT_TRUE(executor.loadApp(AppSpec{"counter", kApps + "counter.js", {}}));
+  auto p = std::make_shared<std::promise<AppResponse>>();
+  auto f = p->get_future();
+  RequestJob job{AppRequest{"counter", "r", "GET", "http://test.local/", {}, ""},
+                 [p](AppResponse r) { p->set_value(std::move(r)); }};
+  job.received = std::chrono::steady_clock::now() - 6s;
+  ASSERT_TRUE(executor.submit(job));
+  AppResponse late = f.get();
+  EXPECT_EQ(late.failure, FailureKind::kTimeout);
+  EXPECT_NE(late.failureDetail.find("before it started"), std::string::npos) << late.failureDetail;
+  EXPECT_EQ(call(executor, "counter", "/").body, R"({"count":1,"shared":1})");
+}
+
 TEST(ExecutorSetRouting, AnotherAppsRequestsGoAroundAThreadInALongTurn) {
   SaidLog log("spinning");
   ExecutorSet set(2, baseOptions(), log);

@@ -222,6 +222,95 @@ TEST_F(PoolTest, QueuedRequestPastItsWaitIsShed) {
   EXPECT_EQ(running.get().body, "done");
 }
 
+TEST_F(PoolTest, AQueuedRequestWhoseClientLeftLeavesTheQueueUnrun) {
+  PoolOptions o = options(realWorker(), 1);
+  o.maxInflight = 1;
+  o.maxQueue = 4;
+  o.queueTimeout = 5s;
+  SubprocessBackend pool(o, metrics_);
+  ASSERT_TRUE(pool.start(
+      {AppSpec{"slow", kApps + "slow.js", {}}, AppSpec{"counter", kApps + "counter.js", {}}}));
+  auto running = call(pool, "slow", "/?ms=300");
+  auto promise = std::make_shared<std::promise<AppResponse>>();
+  auto gone = promise->get_future();
+  std::uint64_t handle =
+      pool.submit(AppRequest{"counter", "t", "GET", "http://test/", {}, ""},
+                  [promise](AppResponse r) { promise->set_value(std::move(r)); });
+  ASSERT_NE(handle, 0u) << "a queued request has a handle to cancel it by";
+  pool.cancel(handle);
+  ASSERT_EQ(gone.wait_for(1s), std::future_status::ready) << "answered at once, not after 300 ms";
+  EXPECT_EQ(gone.get().failure, FailureKind::kClientGone);
+  EXPECT_EQ(running.get().body, "done");
+  // It never ran: the app's first request is this one.
+  EXPECT_EQ(call(pool, "counter", "/").get().body, R"({"count":1,"shared":1})");
+}
+
+// Spin 0 burns CPU for seconds in one turn on worker 0; worker 1 holds two requests that await a
+// timer. By counts alone a new request goes to worker 0 (1 in flight against 2) and waits for the
+// spin; the status page says worker 0 is wedged, so it goes to worker 1 and is answered at once.
+TEST_F(PoolTest, NewRequestsGoAroundAWorkerInsideALongTurn) {
+  SubprocessBackend pool(options(realWorker()), metrics_);
+  ASSERT_TRUE(
+      pool.start({AppSpec{"spin", kApps + "spin.js", {}}, AppSpec{"slow", kApps + "slow.js", {}},
+                  AppSpec{"counter", kApps + "counter.js", {}}}));
+  waitForReadyWorkers(pool, 2);
+  auto spin = call(pool, "spin", "/?ms=1800");
+  ASSERT_TRUE(eventually([&] { return pool.workers()[0].wedgedThreads == 1; }))
+      << "the spin should be on worker 0, inside its turn";
+  auto slow1 = call(pool, "slow", "/?ms=1000");
+  auto slow2 = call(pool, "slow", "/?ms=1000");  // a tie on counts: worker 0 but for the page
+  ASSERT_TRUE(eventually([&] { return pool.workers()[1].inFlight == 2; }))
+      << pool.workers()[0].inFlight << " on worker 0";
+  auto counter = call(pool, "counter", "/");
+  ASSERT_EQ(counter.wait_for(1500ms), std::future_status::ready) << "it waited for the spin";
+  EXPECT_EQ(counter.get().status, 200);
+  EXPECT_NE(spin.wait_for(0s), std::future_status::ready);
+  EXPECT_EQ(spin.get().body, "true");
+  EXPECT_EQ(slow1.get().body, "done");
+  EXPECT_EQ(slow2.get().body, "done");
+  std::string text = metrics_.render();
+  EXPECT_NE(text.find("isolane_schedule_decisions_total{reason=\"avoided-wedged\"} 2"),
+            std::string::npos)
+      << text;
+}
+
+// One worker, wedged: a request waits in the queue for its turn to end (even with max_queue 0)
+// instead of being placed behind it or shed.
+TEST_F(PoolTest, WithEveryWorkerWedgedARequestWaitsForOneToComeFree) {
+  PoolOptions o = options(realWorker(), 1);
+  o.queueTimeout = 5s;
+  SubprocessBackend pool(o, metrics_);
+  ASSERT_TRUE(pool.start(
+      {AppSpec{"spin", kApps + "spin.js", {}}, AppSpec{"counter", kApps + "counter.js", {}}}));
+  auto spin = call(pool, "spin", "/?ms=600");
+  ASSERT_TRUE(eventually([&] { return pool.workers()[0].wedgedThreads == 1; }));
+  auto counter = call(pool, "counter", "/");
+  EXPECT_EQ(spin.get().body, "true");
+  AppResponse r = counter.get();
+  EXPECT_EQ(r.status, 200) << failureCode(r.failure) << " " << r.failureDetail;
+  std::string text = metrics_.render();
+  EXPECT_NE(text.find("isolane_schedule_decisions_total{reason=\"all-wedged\"} 1"),
+            std::string::npos)
+      << text;
+}
+
+// The per-worker figures are exact: 32 requests in flight on one worker read 32, in the master's
+// count and in what the worker's threads say they hold.
+TEST_F(PoolTest, PerWorkerFiguresCountEveryRequestInFlight) {
+  SubprocessBackend pool(options(realWorker(), 1), metrics_);
+  ASSERT_TRUE(pool.start({AppSpec{"slow", kApps + "slow.js", {}}}));
+  std::vector<std::future<AppResponse>> answers;
+  for (int i = 0; i < 32; ++i) answers.push_back(call(pool, "slow", "/?ms=800"));
+  ASSERT_TRUE(eventually([&] { return pool.workers()[0].pending == 32; }))
+      << pool.workers()[0].pending;
+  EXPECT_EQ(pool.workers()[0].inFlight, 32u);
+  std::string text = metrics_.render();
+  EXPECT_NE(text.find("isolane_worker_inflight{slot=\"0\"} 32"), std::string::npos) << text;
+  EXPECT_NE(text.find("isolane_worker_pending{slot=\"0\"} 32"), std::string::npos) << text;
+  for (auto& a : answers) EXPECT_EQ(a.get().body, "done");
+  EXPECT_TRUE(eventually([&] { return pool.workers()[0].pending == 0; }));
+}
+
 TEST_F(PoolTest, AWorkerThatCannotStartIsAClearError) {
   SubprocessBackend pool(options({"/nonexistent/isolane"}, 1), metrics_);
   Status s = pool.start({AppSpec{"hello", kApps + "hello.js", {}}});

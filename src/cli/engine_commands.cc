@@ -140,6 +140,7 @@ int worker(const WorkerArgs& args) {
   signal(SIGINT, SIG_IGN);
   WorkerProcessOptions options;
   options.fd = args.fd;
+  options.statusFd = args.statusFd;
   options.maxFrameBytes = args.maxFrameBytes;
   options.executor.queueCapacity = static_cast<std::size_t>(args.queueCapacity);
   options.executor.loop.cpuLimit = std::chrono::milliseconds(args.cpuMs);

@@ -359,6 +359,11 @@ void HttpSession::respond(AppResponse r) {
     }
     return;
   }
+  if (r.failure == FailureKind::kClientGone) {
+    // Dropped unrun because its client left: nobody to write to. Counted (status 499), closed.
+    record(failureStatus(r.failure));
+    return closeNow();
+  }
   if (r.failure == FailureKind::kNone) {
     // The master does not trust a worker: what goes on the wire is checked here too, for every
     // backend, before Beast (which would throw on a status past 999) ever sees it.

@@ -34,19 +34,20 @@ struct AppRequest {
 // Why a request did not get the app's own answer. The front maps each to a status. The values
 // cross the wire (wire.fbs Failure.kind): append only.
 enum class FailureKind : std::uint8_t {
-  kNone,           // the app answered
-  kHandlerError,   // the handler threw, rejected, or returned something that is not a Response
-  kCpuLimit,       // its synchronous JavaScript ran past the CPU budget and was terminated
-  kHeapLimit,      // the isolate ran out of heap while it ran
-  kTimeout,        // no answer within the wall-clock deadline
-  kOverloaded,     // no room to take it (a full queue): shed, retry later
-  kShuttingDown,   // the server is stopping
-  kUnknownApp,     // no app of that name is loaded
-  kInternal,       // a bug of ours
-  kWorkerCrashed,  // the worker process running it died (retryable: nothing was answered)
+  kNone,             // the app answered
+  kHandlerError,     // the handler threw, rejected, or returned something that is not a Response
+  kCpuLimit,         // its synchronous JavaScript ran past the CPU budget and was terminated
+  kHeapLimit,        // the isolate ran out of heap while it ran
+  kTimeout,          // no answer within the wall-clock deadline
+  kOverloaded,       // no room to take it (a full queue): shed, retry later
+  kShuttingDown,     // the server is stopping
+  kUnknownApp,       // no app of that name is loaded
+  kInternal,         // a bug of ours
+  kWorkerCrashed,    // the worker process running it died (retryable: nothing was answered)
   kIsolateRecycled,  // its app's isolate was replaced (heap limit, leak) before it finished
+  kClientGone,       // its client went away before it ran: it was dropped, not run
 };
-inline constexpr FailureKind kLastFailureKind = FailureKind::kIsolateRecycled;
+inline constexpr FailureKind kLastFailureKind = FailureKind::kClientGone;
 
 // Stable, greppable codes for logs and the x-isolane-error header.
 constexpr std::string_view failureCode(FailureKind kind) {
@@ -73,6 +74,8 @@ constexpr std::string_view failureCode(FailureKind kind) {
       return "WORKER_CRASHED";
     case FailureKind::kIsolateRecycled:
       return "ISOLATE_RECYCLED";
+    case FailureKind::kClientGone:
+      return "CLIENT_GONE";
   }
   return "INTERNAL";
 }
@@ -91,6 +94,8 @@ constexpr int failureStatus(FailureKind kind) {
       return 404;
     case FailureKind::kWorkerCrashed:
       return 502;
+    case FailureKind::kClientGone:
+      return 499;  // nginx's "client closed request": logged, never written (nobody reads it)
     default:
       return 500;
   }

@@ -35,6 +35,12 @@ struct PoolOptions {
   // still keep streams from taking the room of short requests). At most size - 1.
   std::size_t streamingLane = 0;
   std::chrono::milliseconds queueTimeout{1'000};  // a queued request waits at most this
+  // A worker thread inside one synchronous JavaScript turn for longer than this is wedged: new
+  // requests go to workers with a thread free of one (read from each worker's status page, with
+  // no round trip). Every thread of every worker wedged: requests wait in the queue (up to
+  // queue_timeout_ms) for one to come free instead of queueing behind a render of seconds.
+  // 0: the scheduler ignores the status pages (counts only).
+  std::chrono::milliseconds wedgedTurn{50};
 
   std::chrono::milliseconds spawnTimeout{10'000};  // first heartbeat must arrive within
   // Where the master keeps the V8 code caches of the apps' modules (pool/code_cache_store.h);

@@ -44,6 +44,11 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
       replays_(metrics.counter("isolane_requests_replayed_total",
                                "GET and HEAD requests sent again because their worker died "
                                "under them")),
+      decisions_(metrics.counter(
+          "isolane_schedule_decisions_total",
+          "Where requests went, by reason: least-loaded, avoided-wedged (a worker inside a long "
+          "synchronous turn was passed over), all-wedged (every worker was: it queued), stream",
+          {"reason"})),
       egress_(FetchClientOptions{}, options_.maxFrameBytes),
       codeCache_(options_.codeCacheDir) {
   for (std::size_t i = 0; i < options_.size; ++i) {
@@ -60,8 +65,27 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
         writeSample(out, name, {{"slot", slotName(w.slot)}}, static_cast<double>(value(w)));
       }
     };
-    perSlot("isolane_worker_inflight", "Requests in flight per worker slot",
-            [](const WorkerInfo& w) { return w.inFlight; });
+    perSlot("isolane_worker_inflight",
+            "Requests in flight per worker slot: sent to its worker and not finished, streamed "
+            "responses included",
+            [](const WorkerInfo& w) { return w.inFlight + w.streams; });
+    perSlot("isolane_worker_pending",
+            "Requests the worker's executor threads hold (queued or running), as it publishes "
+            "them on its status page",
+            [](const WorkerInfo& w) { return w.pending; });
+    perSlot("isolane_worker_wedged_threads",
+            "Executor threads of the worker inside one synchronous turn longer than "
+            "wedged_turn_ms",
+            [](const WorkerInfo& w) { return w.wedgedThreads; });
+    perSlot("isolane_worker_longest_turn_seconds",
+            "The longest synchronous JavaScript turn in progress in the worker",
+            [](const WorkerInfo& w) { return w.longestTurn.count() / 1000.0; });
+    writeHeader(out, "isolane_worker_turn_cpu_seconds_total",
+                "CPU time the worker's JavaScript turns used", "counter");
+    for (const WorkerInfo& w : info) {
+      writeSample(out, "isolane_worker_turn_cpu_seconds_total", {{"slot", slotName(w.slot)}},
+                  static_cast<double>(w.turnCpuNs) / 1e9);
+    }
     perSlot("isolane_worker_streams", "Streamed responses in flight per worker slot",
             [](const WorkerInfo& w) { return w.streams; });
     perSlot("isolane_worker_rss_bytes", "Resident memory per worker",
@@ -127,12 +151,25 @@ bool SubprocessBackend::inStreamingLane(const Slot& slot) const {
   return lanes() && static_cast<std::size_t>(slot.index) >= slots_.size() - streamingLane();
 }
 
-// The live worker with the fewest requests in flight that still has room, the earliest slot on a
-// tie. Starting and dead slots are never picked. Every ready worker has every app loaded (each
-// spawn loads them all), so "prefer the worker that has the app" never decides anything yet.
-// Streams are bounded by the stream cap alone, and spread by the count of streams.
-SubprocessBackend::Slot* SubprocessBackend::pickLocked(bool stream) {
+// The live worker with the fewest requests in flight per free executor thread that still has
+// room, the earliest slot on a tie. A thread inside one synchronous turn for longer than
+// wedgedTurn is not free, and a worker with no free thread is skipped (its requests would wait
+// behind the turn): `wedged` then says that one was, and the caller queues when none is left.
+// Starting and dead slots are never picked. Every ready worker has every app loaded (each spawn
+// loads them all), so "prefer the worker that has the app" never decides anything yet. Streams
+// are bounded by the stream cap alone, and spread by the count of streams.
+bool SubprocessBackend::wedgedLocked(const Slot& slot) const {
+  if (!slot.status || options_.wedgedTurn.count() == 0) return false;
+  WorkerLoad load =
+      readWorkerLoad(slot.status->page(), std::chrono::steady_clock::now(), options_.wedgedTurn);
+  return load.published && load.threads > 0 && load.wedged >= load.threads;
+}
+
+SubprocessBackend::Slot* SubprocessBackend::pickLocked(bool stream, bool* wedged) {
   Slot* best = nullptr;
+  double bestScore = 0;
+  Slot* byCounts = nullptr;  // what the in-flight counts alone would pick
+  SteadyTime now = std::chrono::steady_clock::now();
   for (auto& s : slots_) {
     if (s->state != SlotState::kReady || inStreamingLane(*s) != (stream && lanes())) continue;
     if (stream) {
@@ -140,8 +177,23 @@ SubprocessBackend::Slot* SubprocessBackend::pickLocked(bool stream) {
       continue;
     }
     if (s->inFlight >= options_.workerMaxInflight) continue;
-    if (!best || s->inFlight < best->inFlight) best = s.get();
+    if (!byCounts || s->inFlight < byCounts->inFlight) byCounts = s.get();
+    std::uint32_t threads = 1, free = 1;
+    if (s->status && options_.wedgedTurn.count() > 0) {
+      WorkerLoad load = readWorkerLoad(s->status->page(), now, options_.wedgedTurn);
+      if (load.published && load.threads > 0) {
+        threads = load.threads;
+        free = load.threads - std::min(load.wedged, load.threads);
+      }
+    }
+    if (free == 0) continue;
+    double score = static_cast<double>(s->inFlight + 1) * threads / free;
+    if (!best || score < bestScore) {
+      best = s.get();
+      bestScore = score;
+    }
   }
+  if (wedged) *wedged = !stream && byCounts && best != byCounts;
   return best;
 }
 
@@ -196,9 +248,20 @@ std::uint64_t SubprocessBackend::submit(AppRequest request, std::function<void(A
 void SubprocessBackend::cancel(std::uint64_t handle) {
   std::shared_ptr<WorkerProcess> proc;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     auto it = pending_.find(handle);
-    if (it == pending_.end()) return;  // answered already, or still queued (then it just runs)
+    if (it == pending_.end()) {
+      // Still queued: it leaves the queue unrun (work nobody waits for is not done).
+      auto q = std::find_if(queue_.begin(), queue_.end(),
+                            [&](const Queued& e) { return e.id == handle; });
+      if (q == queue_.end()) return;  // answered already
+      std::function<void(AppResponse)> done = std::move(q->done);
+      queue_.erase(q);
+      lock.unlock();
+      done(AppResponse::failed(FailureKind::kClientGone,
+                               "the client went away while the request was queued"));
+      return;
+    }
     Slot& slot = *slots_[static_cast<std::size_t>(it->second.slot)];
     if (slot.generation != it->second.generation || !slot.proc) return;
     proc = slot.proc;
@@ -208,7 +271,7 @@ void SubprocessBackend::cancel(std::uint64_t handle) {
 }
 
 std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(AppResponse)> done,
-                                       SteadyTime arrived, bool replayed) {
+                                       SteadyTime arrived, bool replayed, std::uint64_t id) {
   // Admission first, before any serialization: over the global cap the answer is immediate.
   bool stream = request.streaming;
   bool admitted = capOf(stream).tryTake();
@@ -222,7 +285,8 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
     done(AppResponse::failed(FailureKind::kShuttingDown, "the pool is shutting down"));
     return 0;
   }
-  Slot* slot = admitted ? pickLocked(stream) : nullptr;
+  bool wedged = false;
+  Slot* slot = admitted ? pickLocked(stream, &wedged) : nullptr;
   if (!slot) {
     // Of the slots of this request's lane: is one ready, or starting (spawned, or dead and about
     // to be respawned by the supervisor, not resting)?
@@ -235,20 +299,24 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
                      (s->state == SlotState::kEmpty && started_ && s->respawnAt <= now);
     }
     std::string reason = !admitted  ? (stream ? "stream-full" : "queue-full")
+                         : wedged   ? "all-wedged"
                          : anyReady ? "worker-full"
                                     : "no-worker";
     // With no worker ready but one starting (the rest of the pool's start, a respawn), an
     // admitted request waits for it in the queue, up to queue_timeout_ms, instead of failing:
     // as many as the global cap admits, even when max_queue is 0.
     std::size_t queueRoom = options_.maxQueue;
-    if (admitted && !anyReady && anyStarting) {
+    // Likewise when every worker is inside a long turn: one comes free within the CPU limit.
+    if (admitted && ((!anyReady && anyStarting) || wedged)) {
       queueRoom = std::max(queueRoom, capOf(stream).cap());
     }
     if (queue_.size() < queueRoom) {
-      queue_.push_back(Queued{std::move(request), std::move(done), arrived, replayed});
+      if (wedged) decisions_.with({"all-wedged"}).inc();
+      if (id == 0) id = nextId_++;
+      queue_.push_back(Queued{std::move(request), std::move(done), arrived, replayed, id});
       lock.unlock();
       unadmit();
-      return 0;
+      return id;
     }
     lock.unlock();
     unadmit();
@@ -256,7 +324,8 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
     done(AppResponse::shed(reason, "shed: " + reason));
     return 0;
   }
-  std::uint64_t id = nextId_++;
+  decisions_.with({stream ? "stream" : wedged ? "avoided-wedged" : "least-loaded"}).inc();
+  if (id == 0) id = nextId_++;
   if (stream) {
     ++slot->streams;
   } else {
@@ -319,7 +388,7 @@ void SubprocessBackend::drainQueue() {
     for (auto& s : slots_) {
       if (s->state != SlotState::kReady) continue;
       if (inStreamingLane(*s) || !lanes()) ++streamSlots;
-      if (!inStreamingLane(*s) && s->inFlight < options_.workerMaxInflight) {
+      if (!inStreamingLane(*s) && s->inFlight < options_.workerMaxInflight && !wedgedLocked(*s)) {
         shortRoom += options_.workerMaxInflight - s->inFlight;
       }
     }
@@ -333,7 +402,9 @@ void SubprocessBackend::drainQueue() {
       queue_.pop_front();
     }
   }
-  for (Queued& q : ready) route(std::move(q.request), std::move(q.done), q.arrived, q.replayed);
+  for (Queued& q : ready) {
+    route(std::move(q.request), std::move(q.done), q.arrived, q.replayed, q.id);
+  }
 }
 
 void SubprocessBackend::finish(std::uint64_t id, AppResponse response) {
@@ -358,6 +429,14 @@ std::vector<WorkerInfo> SubprocessBackend::workers() const {
                              s->streams, inStreamingLane(*s), s->rssBytes, s->heapUsedBytes,
                              s->heapLimitBytes, s->executions,
                              s->state == SlotState::kEmpty && s->respawnAt > now, s->isolates});
+    if (s->status && s->state == SlotState::kReady) {
+      WorkerLoad load =
+          readWorkerLoad(s->status->page(), std::chrono::steady_clock::now(), options_.wedgedTurn);
+      out.back().pending = load.pending;
+      out.back().wedgedThreads = load.wedged;
+      out.back().longestTurn = load.longestTurn;
+      out.back().turnCpuNs = load.cpuNs;
+    }
   }
   return out;
 }

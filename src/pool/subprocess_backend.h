@@ -41,6 +41,12 @@ struct WorkerInfo {
   std::uint64_t rssBytes, heapUsedBytes, heapLimitBytes, executions;
   bool coolingDown;
   std::uint64_t isolates = 0;  // app isolates alive in the worker
+  // From its status page, now: requests its threads hold, threads inside a turn longer than
+  // wedgedTurn, the longest turn in progress, CPU its turns used.
+  std::uint64_t pending = 0;
+  std::uint32_t wedgedThreads = 0;
+  std::chrono::milliseconds longestTurn{0};
+  std::uint64_t turnCpuNs = 0;
 };
 
 class SubprocessBackend final : public Backend {
@@ -86,10 +92,11 @@ class SubprocessBackend final : public Backend {
   void onDeath(int slot, std::uint64_t generation, const std::string& reason);
   void killLocked(Slot& slot, const std::string& reason);
   // Dispatches to a worker or queues or sheds; mu_ must not be held.
-  // Returns the pending id (the cancel handle), 0 when shed or queued.
+  // Returns the request's cancel handle (queued ones have one too), 0 when shed.
   // `replayed`: this is the one replay of an idempotent request whose worker died under it.
+  // `id`: the handle it was given when it was queued (0: a new one).
   std::uint64_t route(AppRequest request, std::function<void(AppResponse)> done, SteadyTime arrived,
-                      bool replayed = false);
+                      bool replayed = false, std::uint64_t id = 0);
   void drainQueue();
   void finish(std::uint64_t id, AppResponse response);
   // The cap a request is held by: the stream cap or the global in-flight cap.
@@ -98,7 +105,10 @@ class SubprocessBackend final : public Backend {
   void releaseLocked(const Pending& p);
   // Forgets a request whose answer has gone out (its stream ended or was cut); mu_ held.
   void forgetLocked(std::uint64_t id);
-  Slot* pickLocked(bool stream);
+  // `wedged`: set when the status pages changed the choice (or left none: every worker wedged).
+  Slot* pickLocked(bool stream, bool* wedged = nullptr);
+  // Every executor thread of the worker is inside one turn for longer than wedgedTurn.
+  bool wedgedLocked(const Slot& slot) const;
   void startStreamLocked(std::uint64_t id, Pending& p, Slot& slot,
                          std::unique_lock<std::mutex>& lock);
   SteadyTime streamHangDeadline() const;
@@ -138,6 +148,7 @@ class SubprocessBackend final : public Backend {
   Family<Counter>& codeCacheStored_;
   Family<Counter>& isolateRecycles_;
   Family<Counter>& replays_;
+  Family<Counter>& decisions_;
   // Performs the workers' outbound fetches (they hold no network).
   Egress egress_;
   static std::uint64_t egressOwner(int slot, std::uint64_t generation) {

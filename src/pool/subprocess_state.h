@@ -8,6 +8,7 @@
 #include <string>
 
 #include "ipc/body_pipe.h"
+#include "ipc/status_page.h"
 #include "pool/subprocess_backend.h"
 
 namespace isolane {
@@ -16,9 +17,10 @@ struct SubprocessBackend::Slot {
   int index = 0;
   SlotState state = SlotState::kEmpty;
   std::shared_ptr<WorkerProcess> proc;
-  std::uint64_t generation = 0;  // frames and deaths of an older process are ignored
-  std::size_t inFlight = 0;      // short requests: the ones workerMaxInflight bounds
-  std::size_t streams = 0;       // requests streaming their body (or of an app marked streaming)
+  std::unique_ptr<StatusPageFile> status;  // what its executor threads are doing (may be null)
+  std::uint64_t generation = 0;            // frames and deaths of an older process are ignored
+  std::size_t inFlight = 0;                // short requests: the ones workerMaxInflight bounds
+  std::size_t streams = 0;  // requests streaming their body (or of an app marked streaming)
   std::size_t appsLoaded = 0;
   bool everReady = false;
   SteadyTime spawnedAt{};
@@ -73,6 +75,7 @@ struct SubprocessBackend::Queued {
   std::function<void(AppResponse)> done;
   SteadyTime arrived;
   bool replayed = false;
+  std::uint64_t id = 0;  // its cancel handle, kept when it leaves the queue for a worker
 };
 
 // Bodies buffered in the master across all requests: past it, the response that would cross it

@@ -20,10 +20,22 @@ void SubprocessBackend::spawnLocked(Slot& slot) {
   std::vector<std::string> argv = options_.workerCommand;
   argv.push_back("--slot");
   argv.push_back(std::to_string(index));
+  // A fresh status page per process: nothing an earlier one wrote there survives it.
+  auto page = StatusPageFile::create();
+  if (page) {
+    argv.push_back("--status-fd");
+    argv.push_back("4");
+  } else {
+    logEvent(Level::kWarn, "no status page for the worker; it is scheduled blind",
+             {{"slot", index}, {"error", page.error()}});
+  }
   auto proc = WorkerProcess::spawn(
       argv, options_.maxFrameBytes,
       [this, index, generation](const wire::Frame& f) { onFrame(index, generation, f); },
-      [this, index, generation](const std::string& why) { onDeath(index, generation, why); });
+      [this, index, generation](const std::string& why) { onDeath(index, generation, why); },
+      page ? page.value()->fd() : -1);
+  if (page) page.value()->closeFd();  // the child has its copy
+  slot.status = page ? std::move(page.value()) : nullptr;
   if (!proc) {
     slot.killReason = proc.error();
     slot.respawnAt = slot.budget.recordCrash(now);
@@ -114,6 +126,7 @@ void SubprocessBackend::onDeath(int index, std::uint64_t generation, const std::
     std::function<void(AppResponse)> done;
     std::shared_ptr<const AppRequest> replay;
     SteadyTime arrived;
+    std::uint64_t id;  // its cancel handle, kept by its replay
   };
   std::vector<Orphan> orphans;
   std::string why;
@@ -133,7 +146,7 @@ void SubprocessBackend::onDeath(int index, std::uint64_t generation, const std::
         releaseLocked(it->second);
         if (it->second.done) {
           orphans.push_back(
-              Orphan{std::move(it->second.done), it->second.replay, it->second.arrived});
+              Orphan{std::move(it->second.done), it->second.replay, it->second.arrived, it->first});
         } else if (it->second.pipe) {
           it->second.pipe->fail(cut);  // the head went out: the stream is cut
         }
@@ -176,7 +189,7 @@ void SubprocessBackend::onDeath(int index, std::uint64_t generation, const std::
     if (orphan.replay && !stopping) {
       ++replayed;
       replays_.with({}).inc();
-      route(*orphan.replay, std::move(orphan.done), orphan.arrived, /*replayed=*/true);
+      route(*orphan.replay, std::move(orphan.done), orphan.arrived, /*replayed=*/true, orphan.id);
       continue;
     }
     orphan.done(AppResponse::failed(

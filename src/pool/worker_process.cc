@@ -20,7 +20,7 @@ namespace isolane {
 Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(const std::vector<std::string>& argv,
                                                             std::size_t maxFrameBytes,
                                                             FrameHandler onFrame,
-                                                            DeathHandler onDeath) {
+                                                            DeathHandler onDeath, int statusFd) {
   if (argv.empty()) return Error{"no worker command"};
   int fds[2];
   // CLOEXEC on both ends: no other child inherits them. The child's end becomes descriptor 3
@@ -31,6 +31,16 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(const std::vector<st
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, fds[1], 3);
+  // Out of the way first: the page's descriptor may be 3 (then the dup2 above would replace it
+  // before it is copied) or 4.
+  int status = statusFd >= 0 ? fcntl(statusFd, F_DUPFD_CLOEXEC, 10) : -1;
+  if (statusFd >= 0 && status < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    posix_spawn_file_actions_destroy(&actions);
+    return Error{std::string("cannot pass the status page: ") + std::strerror(errno)};
+  }
+  if (status >= 0) posix_spawn_file_actions_adddup2(&actions, status, 4);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   // The child starts with default signal handling and nothing blocked, whatever the server
@@ -56,6 +66,7 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(const std::vector<st
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   close(fds[1]);
+  if (status >= 0) close(status);
   if (rc != 0) {
     close(fds[0]);
     return Error{"cannot start worker " + argv[0] + ": " + std::strerror(rc)};

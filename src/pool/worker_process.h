@@ -30,10 +30,12 @@ class WorkerProcess {
   // which the child is killed). It has been reaped by then.
   using DeathHandler = std::function<void(const std::string& reason)>;
 
-  // `argv[0]` is the executable; the child gets its end of the socketpair as descriptor 3.
+  // `argv[0]` is the executable; the child gets its end of the socketpair as descriptor 3, and
+  // `statusFd` (a status page, ipc/status_page.h), when there is one, as descriptor 4.
   static Result<std::unique_ptr<WorkerProcess>> spawn(const std::vector<std::string>& argv,
                                                       std::size_t maxFrameBytes,
-                                                      FrameHandler onFrame, DeathHandler onDeath);
+                                                      FrameHandler onFrame, DeathHandler onDeath,
+                                                      int statusFd = -1);
   ~WorkerProcess();
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;

@@ -170,6 +170,14 @@ void EventLoop::startRequest(RequestJob job) {
   std::uint64_t id = nextRequest_++;
   SteadyTime deadline =
       (job.received == SteadyTime{} ? clock_.now() : job.received) + wallTimeoutOf(job);
+  if (deadline <= clock_.now()) {
+    // It waited for its thread longer than it may take in all: running it now would spend CPU
+    // on an answer that can only be a timeout.
+    job.done(AppResponse::failed(
+        FailureKind::kTimeout, "no response within " + std::to_string(wallTimeoutOf(job).count()) +
+                                   " ms: it waited that long before it started"));
+    return;
+  }
   if (job.cancelKey) byCancelKey_[job.cancelKey] = id;
   requests_.emplace(id, Request{id, std::move(job), &app, deadline, {}, false, {}, {}, 0});
   deadlines_.emplace(deadline, id);

@@ -8,7 +8,11 @@
 namespace isolane {
 
 Executor::Executor(const ExecutorOptions& options, LogSink& log, const Clock& clock)
-    : options_(options), log_(log), clock_(clock), requests_(options.queueCapacity) {
+    : options_(options),
+      log_(log),
+      clock_(clock),
+      requests_(options.queueCapacity),
+      status_(options.status ? *options.status : ownStatus_) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -29,10 +33,10 @@ Status Executor::loadApp(const AppSpec& spec, AppLoadReport* report, bool warm) 
 bool Executor::submit(RequestJob& job) {
   if (stopping_.load(std::memory_order_relaxed)) return false;
   // Count before the push so the executor never sees a finished job it has not counted.
-  pending_.fetch_add(1, std::memory_order_relaxed);
+  status_.pending.fetch_add(1, std::memory_order_relaxed);
   if (job.received == std::chrono::steady_clock::time_point{}) job.received = clock_.now();
   if (!requests_.tryPush(job)) {  // the job is left untouched, as promised
-    pending_.fetch_sub(1, std::memory_order_relaxed);
+    status_.pending.fetch_sub(1, std::memory_order_relaxed);
     return false;
   }
   doorbell_.ring();
@@ -120,7 +124,7 @@ void Executor::run() {
   pthread_setname_np(pthread_self(), "isolane-exec");
   // Shared by the thread's app isolates: one turn runs at a time, so one watchdog; one fetch
   // client, so one reactor thread and one connection pool.
-  Watchdog watchdog;
+  Watchdog watchdog(&status_);
   FetchRouter fetch(options_.egress
                         ? options_.egress(doorbell_)
                         : std::make_unique<FetchClient>(doorbell_, options_.loop.fetch));
@@ -146,11 +150,11 @@ void Executor::run() {
   for (;;) {
     // Busy from waking to parking: a turn, and also what comes between turns (flushing what a
     // terminated turn queued, disposing a recycled isolate's heap) keeps requests waiting.
-    if (busySinceNs_.load(std::memory_order_relaxed) == 0) {
-      busySinceNs_.store(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                             std::chrono::steady_clock::now().time_since_epoch())
-                             .count(),
-                         std::memory_order_relaxed);
+    if (status_.passSinceNs.load(std::memory_order_relaxed) == 0) {
+      status_.passSinceNs.store(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                    std::chrono::steady_clock::now().time_since_epoch())
+                                    .count(),
+                                std::memory_order_relaxed);
     }
     commands_.lock()->swap(commands);
     for (auto& command : commands) {
@@ -173,12 +177,18 @@ void Executor::run() {
       // Counted out when answered, on this thread: the submitter's callback is moved, not
       // copied, once per request.
       job.done = [this, done = std::move(job.done)](AppResponse r) {
-        pending_.fetch_sub(1, std::memory_order_relaxed);
+        status_.pending.fetch_sub(1, std::memory_order_relaxed);
         executions_.fetch_add(1, std::memory_order_relaxed);
         done(std::move(r));
       };
       if (stopping_) {
         job.done(AppResponse::failed(FailureKind::kShuttingDown, "server is stopping"));
+      } else if (job.cancelKey != 0 && (controls.cancelled.count(job.cancelKey) != 0 ||
+                                        controls_.lock()->cancelled.count(job.cancelKey) != 0)) {
+        // Work nobody waits for is not done: its client went away while it waited here (taken
+        // this pass, or arrived while an earlier job of this pass ran its turn).
+        job.done(AppResponse::failed(FailureKind::kClientGone,
+                                     "the client went away before the request started"));
       } else if (job.execution) {
         isolates.startExecution(std::move(job));
       } else {
@@ -209,7 +219,7 @@ void Executor::run() {
       requests_.close();  // after this drain nothing more can arrive
       requests_.drainInto(jobs);
       for (auto& job : jobs) {
-        pending_.fetch_sub(1, std::memory_order_relaxed);
+        status_.pending.fetch_sub(1, std::memory_order_relaxed);
         job.done(AppResponse::failed(FailureKind::kShuttingDown, "server is stopping"));
       }
       for (auto& command : *commands_.lock()) {
@@ -229,7 +239,7 @@ void Executor::run() {
                      std::chrono::nanoseconds(0), std::chrono::nanoseconds(std::chrono::hours(24)));
       if (!until || timer < *until) until = timer;
     }
-    busySinceNs_.store(0, std::memory_order_relaxed);
+    status_.passSinceNs.store(0, std::memory_order_relaxed);
     if (until) {
       doorbell_.waitUntil(*until);
     } else {

@@ -15,6 +15,7 @@
 #include <unordered_set>
 
 #include "ipc/app_spec.h"
+#include "ipc/status_page.h"
 #include "util/bounded_queue.h"
 #include "util/clock.h"
 #include "util/doorbell.h"
@@ -34,6 +35,9 @@ struct ExecutorOptions {
   // Where the thread's outbound fetches go (called on the executor thread, with its doorbell);
   // empty: a FetchClient of its own (in process).
   std::function<std::unique_ptr<EgressChannel>(Doorbell&)> egress;
+  // Where the thread publishes what it is doing (in a worker: its line of the status page the
+  // master reads); null: a record of its own.
+  ThreadStatus* status = nullptr;
 };
 
 class Executor {
@@ -74,7 +78,7 @@ class Executor {
   void toolAnswer(std::uint64_t key, std::uint64_t call, bool ok, std::string text);
 
   // Safe from any thread: requests submitted and not yet answered.
-  std::size_t pending() const { return pending_.load(std::memory_order_relaxed); }
+  std::size_t pending() const { return status_.pending.load(std::memory_order_relaxed); }
 
   // Figures for heartbeats and metrics. Safe from any thread; refreshed by the executor thread
   // every few hundred milliseconds while it works.
@@ -97,9 +101,11 @@ class Executor {
   // Safe from any thread: since when (steady clock) the thread has been working without a
   // pause, or nullopt while it waits for work.
   std::optional<std::chrono::steady_clock::time_point> busySince() const {
-    std::int64_t ns = busySinceNs_.load(std::memory_order_relaxed);
-    if (ns == 0) return std::nullopt;
-    return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(ns));
+    return since(status_.passSinceNs);
+  }
+  // Safe from any thread: when the synchronous JavaScript turn it is in began, if it is in one.
+  std::optional<std::chrono::steady_clock::time_point> turnSince() const {
+    return since(status_.turnSinceNs);
   }
 
  private:
@@ -121,6 +127,12 @@ class Executor {
     std::uint64_t call = 0;  // kToolAnswer
   };
 
+  static std::optional<std::chrono::steady_clock::time_point> since(
+      const std::atomic<std::int64_t>& ns) {
+    std::int64_t v = ns.load(std::memory_order_relaxed);
+    if (v == 0) return std::nullopt;
+    return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(v));
+  }
   void run();
   void pushControl(Control control);
   void publish(AppIsolates& isolates);
@@ -138,13 +150,15 @@ class Executor {
   Guarded<Controls> controls_;
   Doorbell doorbell_;
   std::atomic<bool> stopping_{false};
-  std::atomic<std::size_t> pending_{0};
   std::atomic<std::size_t> heapUsed_{0};
   std::atomic<std::size_t> heapLimit_{0};
   std::atomic<std::uint64_t> executions_{0};
   std::atomic<std::size_t> isolates_{0};
   std::atomic<std::uint64_t> recycled_{0};
-  std::atomic<std::int64_t> busySinceNs_{0};  // steady-clock ns; 0 while parked
+  // What the thread publishes (pending, the pass and the turn it is in): options.status or
+  // ownStatus_.
+  ThreadStatus ownStatus_;
+  ThreadStatus& status_;
   mutable Guarded<std::unordered_set<std::string>> hosted_;
   std::thread thread_;
 };

@@ -1,5 +1,7 @@
 #include "worker/executor_set.h"
 
+#include <algorithm>
+
 namespace isolane {
 
 // Forwards a streamed body and forgets the request's route once the body is over.
@@ -24,10 +26,17 @@ class ExecutorSet::RoutedSink final : public StreamSink {
 };
 
 ExecutorSet::ExecutorSet(std::size_t threads, const ExecutorOptions& options, LogSink& log,
-                         const Clock& clock) {
+                         const Clock& clock, StatusPage* page) {
   if (threads == 0) threads = 1;
+  if (page) threads = std::min<std::size_t>(threads, StatusPage::kMaxThreads);
   for (std::size_t i = 0; i < threads; ++i) {
-    executors_.push_back(std::make_unique<Executor>(options, log, clock));
+    ExecutorOptions o = options;
+    if (page) o.status = &page->thread[i];
+    executors_.push_back(std::make_unique<Executor>(o, log, clock));
+  }
+  if (page) {
+    page->threads.store(static_cast<std::uint32_t>(threads), std::memory_order_relaxed);
+    page->magic.store(StatusPage::kMagic, std::memory_order_release);
   }
 }
 

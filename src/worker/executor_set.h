@@ -25,8 +25,9 @@ class ExecutorSet {
   // disposal) is busy: new requests go elsewhere.
   static constexpr std::chrono::milliseconds kLongTurn{20};
 
+  // `page`: where the threads publish what they do, for the master (a worker's status page).
   ExecutorSet(std::size_t threads, const ExecutorOptions& options, LogSink& log,
-              const Clock& clock = SystemClock::instance());
+              const Clock& clock = SystemClock::instance(), StatusPage* page = nullptr);
   ~ExecutorSet();
   ExecutorSet(const ExecutorSet&) = delete;
   ExecutorSet& operator=(const ExecutorSet&) = delete;

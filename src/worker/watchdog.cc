@@ -4,7 +4,8 @@
 
 namespace isolane {
 
-Watchdog::Watchdog(std::chrono::milliseconds tick) : tick_(tick) {
+Watchdog::Watchdog(ThreadStatus* status, std::chrono::milliseconds tick)
+    : tick_(tick), status_(status ? *status : ownStatus_) {
   pthread_getcpuclockid(pthread_self(), &cpuClock_);
   thread_ = std::thread([this] { run(); });
 }
@@ -26,10 +27,10 @@ std::chrono::nanoseconds Watchdog::cpuNow() const {
 
 void Watchdog::arm(std::chrono::nanoseconds cpuBudget, IsolateOwner& isolate) {
   bool wake;
-  busySinceNs_.store(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                         std::chrono::steady_clock::now().time_since_epoch())
-                         .count(),
-                     std::memory_order_relaxed);
+  status_.turnSinceNs.store(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                std::chrono::steady_clock::now().time_since_epoch())
+                                .count(),
+                            std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     armed_ = true;
@@ -43,8 +44,12 @@ void Watchdog::arm(std::chrono::nanoseconds cpuBudget, IsolateOwner& isolate) {
 }
 
 bool Watchdog::disarm() {
-  busySinceNs_.store(0, std::memory_order_relaxed);
+  status_.turnSinceNs.store(0, std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(mutex_);
+  if (armed_) {
+    status_.cpuNs.fetch_add(static_cast<std::uint64_t>((cpuNow() - turnStart_).count()),
+                            std::memory_order_relaxed);
+  }
   armed_ = false;
   target_ = nullptr;
   return fired_;

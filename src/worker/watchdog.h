@@ -5,7 +5,10 @@
 // turn that is slow because the machine is saturated is not mistaken for a wedged one. One
 // watchdog serves every isolate of an executor thread: a turn names the isolate it runs in.
 //
-// Thread rule: construct, arm() and disarm() on the executor thread only; busySince() from any.
+// It also publishes when the current turn began and the CPU turns used (ThreadStatus, read by the
+// routers: a thread inside one turn for long is wedged).
+//
+// Thread rule: construct, arm() and disarm() on the executor thread only.
 
 #include <pthread.h>
 #include <time.h>
@@ -18,14 +21,18 @@
 #include <optional>
 #include <thread>
 
+#include "ipc/status_page.h"
+
 namespace isolane {
 
 class IsolateOwner;
 
 class Watchdog {
  public:
-  // Watches the CPU clock of the constructing thread.
-  explicit Watchdog(std::chrono::milliseconds tick = std::chrono::milliseconds(10));
+  // Watches the CPU clock of the constructing thread; publishes its turns in `status` (null: in
+  // a record of its own nobody reads).
+  explicit Watchdog(ThreadStatus* status = nullptr,
+                    std::chrono::milliseconds tick = std::chrono::milliseconds(10));
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
@@ -36,13 +43,6 @@ class Watchdog {
   // watchdog terminated it; the caller must then CancelTerminateExecution (a termination
   // requested just after the JavaScript returned would otherwise hit the next turn).
   bool disarm();
-  // Safe from any thread: when (steady clock) the armed turn started, or nullopt between turns.
-  // The executor's router keeps new requests away from a thread stuck in a long turn.
-  std::optional<std::chrono::steady_clock::time_point> busySince() const {
-    std::int64_t ns = busySinceNs_.load(std::memory_order_relaxed);
-    if (ns == 0) return std::nullopt;
-    return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(ns));
-  }
 
  private:
   std::chrono::nanoseconds cpuNow() const;
@@ -50,7 +50,8 @@ class Watchdog {
 
   clockid_t cpuClock_{};
   const std::chrono::milliseconds tick_;
-  std::atomic<std::int64_t> busySinceNs_{0};  // steady-clock ns of the armed turn's start; 0
+  ThreadStatus ownStatus_;
+  ThreadStatus& status_;
 
   std::mutex mutex_;  // guards the fields below
   std::condition_variable cv_;

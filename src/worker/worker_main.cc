@@ -12,6 +12,7 @@
 #include "ipc/fetch_codec.h"
 #include "ipc/frame_codec.h"
 #include "ipc/frame_outbox.h"
+#include "ipc/status_page.h"
 #include "obs/console_log.h"
 #include "obs/log.h"
 #include "runtime/engine_key.h"
@@ -133,6 +134,16 @@ void startExecution(ExecutorSet& executor, FrameOutbox& out, const wire::Execute
 
 int runWorkerProcess(const WorkerProcessOptions& options) {
   signal(SIGPIPE, SIG_IGN);
+  // Mapped before the sandbox closes the door: where the executor threads publish what they do.
+  StatusPage* page = nullptr;
+  if (options.statusFd >= 0) {
+    auto mapped = mapStatusPage(options.statusFd);
+    if (!mapped) {
+      logEvent(Level::kError, "cannot map the status page; exiting", {{"error", mapped.error()}});
+      return 4;
+    }
+    page = mapped.value();
+  }
   // Before any app's code is read: what the worker may do from here on (worker/sandbox.h).
   if (options.sandbox) {
     if (Status s = enterSandbox(options.sandboxOptions); !s) {
@@ -153,7 +164,7 @@ int runWorkerProcess(const WorkerProcessOptions& options) {
   WireEgressHub egress(out, max);
   ExecutorOptions executorOptions = options.executor;
   executorOptions.egress = [&egress](Doorbell& wake) { return egress.channel(wake); };
-  ExecutorSet executor(options.threads, executorOptions, console);
+  ExecutorSet executor(options.threads, executorOptions, console, SystemClock::instance(), page);
   FrameReader reader(max);
   std::string buffer(std::size_t{64} * 1024, '\0');
   for (;;) {

@@ -12,7 +12,8 @@
 namespace isolane {
 
 struct WorkerProcessOptions {
-  int fd = 3;  // the socketpair end the master passed
+  int fd = 3;         // the socketpair end the master passed
+  int statusFd = -1;  // the status page the master passed (ipc/status_page.h); -1: none
   std::size_t maxFrameBytes = 0;
   std::size_t threads = 1;  // executor threads
   bool sandbox = true;      // enter the worker sandbox (worker/sandbox.h) before anything else

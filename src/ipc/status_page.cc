@@ -1,0 +1,101 @@
+#include "ipc/status_page.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <new>
+
+namespace isolane {
+
+namespace {
+
+constexpr std::size_t kPageBytes = (sizeof(StatusPage) + 4095) / 4096 * 4096;
+
+std::string why(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
+
+}  // namespace
+
+WorkerLoad readWorkerLoad(const StatusPage& page, std::chrono::steady_clock::time_point now,
+                          std::chrono::milliseconds wedgeAfter) {
+  WorkerLoad load;
+  if (page.magic.load(std::memory_order_acquire) != StatusPage::kMagic) return load;
+  load.published = true;
+  load.threads = std::min(page.threads.load(std::memory_order_relaxed), StatusPage::kMaxThreads);
+  std::int64_t nowNs =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
+  for (std::uint32_t i = 0; i < load.threads; ++i) {
+    const ThreadStatus& t = page.thread[i];
+    std::int64_t since = t.turnSinceNs.load(std::memory_order_relaxed);
+    // A time in the future (a lying or racing worker) counts as "just now".
+    std::int64_t turnNs = since > 0 ? std::max<std::int64_t>(0, nowNs - since) : 0;
+    auto turn =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::nanoseconds(turnNs));
+    if (since > 0 && turn > wedgeAfter) ++load.wedged;
+    load.longestTurn = std::max(load.longestTurn, turn);
+    // Clamped so that a sum over 64 threads cannot overflow.
+    load.pending += std::min<std::uint64_t>(t.pending.load(std::memory_order_relaxed), 1u << 24);
+    load.cpuNs += std::min<std::uint64_t>(t.cpuNs.load(std::memory_order_relaxed), 1ull << 56);
+  }
+  return load;
+}
+
+Result<std::unique_ptr<StatusPageFile>> StatusPageFile::create() {
+  int fd = memfd_create("isolane-status", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return Error{why("memfd_create")};
+  if (ftruncate(fd, static_cast<off_t>(kPageBytes)) != 0) {
+    std::string e = why("ftruncate");
+    close(fd);
+    return Error{e};
+  }
+  // Fixed size from here on: the worker can write the page, never resize it under our mapping.
+  if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+    std::string e = why("sealing the status page");
+    close(fd);
+    return Error{e};
+  }
+  // Zeroed by the kernel: every atomic starts at 0, which is its constructed value.
+  void* at = mmap(nullptr, kPageBytes, PROT_READ, MAP_SHARED, fd, 0);
+  if (at == MAP_FAILED) {
+    std::string e = why("mapping the status page");
+    close(fd);
+    return Error{e};
+  }
+  return std::unique_ptr<StatusPageFile>(
+      new StatusPageFile(fd, static_cast<const StatusPage*>(at)));
+}
+
+StatusPageFile::~StatusPageFile() {
+  closeFd();
+  munmap(const_cast<StatusPage*>(page_), kPageBytes);
+}
+
+void StatusPageFile::closeFd() {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+}
+
+Result<StatusPage*> mapStatusPage(int fd) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return Error{why("the status page descriptor")};
+  if (static_cast<std::size_t>(st.st_size) != kPageBytes) {
+    close(fd);
+    return Error{"the status page descriptor has " + std::to_string(st.st_size) + " bytes, not " +
+                 std::to_string(kPageBytes)};
+  }
+  void* at = mmap(nullptr, kPageBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  int saved = errno;
+  close(fd);
+  if (at == MAP_FAILED) {
+    errno = saved;
+    return Error{why("mapping the status page")};
+  }
+  // The bytes are zeros, which is what each atomic is constructed to: start their lifetimes.
+  return new (at) StatusPage;
+}
+
+}  // namespace isolane

@@ -1,0 +1,77 @@
+#pragma once
+// StatusPage: what a worker's executor threads are doing, in a page of memory the worker writes
+// and the master reads without a round trip. The scheduler reads it on every dispatch: a thread
+// inside one synchronous JavaScript turn for long is wedged, and new work goes elsewhere.
+//
+// The master makes one page per spawn (a memfd, sealed so the worker can neither shrink nor grow
+// it: a shrunk mapping would fault the master on read) and maps it read-only; the worker maps it
+// read-write from the descriptor it inherits. Nothing read from it is trusted: the master clamps
+// every figure (a worker could write anything there) and uses them only to place work.
+//
+// Thread rule: every field is a lock-free atomic, written by one executor thread (or its
+// watchdog) and read by anyone, in this process or the other.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+
+#include "util/result.h"
+
+namespace isolane {
+
+// One executor thread. Times are steady-clock nanoseconds (CLOCK_MONOTONIC: the same clock in
+// every process of the machine); 0 means "not now".
+struct ThreadStatus {
+  std::atomic<std::int64_t> passSinceNs{0};  // woke for the pass it is in; 0 while parked
+  std::atomic<std::int64_t> turnSinceNs{0};  // entered the synchronous turn it is in
+  std::atomic<std::uint64_t> pending{0};     // requests submitted to it, not answered
+  std::atomic<std::uint64_t> cpuNs{0};       // CPU time its turns have used in all
+};
+static_assert(std::atomic<std::int64_t>::is_always_lock_free);
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
+
+struct StatusPage {
+  static constexpr std::uint32_t kMagic = 0x69736c31;  // "isl1"
+  static constexpr std::uint32_t kMaxThreads = 64;     // `isolane worker --threads` at most
+  std::atomic<std::uint32_t> magic{0};
+  std::atomic<std::uint32_t> threads{0};
+  ThreadStatus thread[kMaxThreads];
+};
+
+// What the master makes of a page at `now`, every figure clamped.
+struct WorkerLoad {
+  bool published = false;     // the worker has written the page (its executors run)
+  std::uint32_t threads = 0;  // executor threads
+  std::uint32_t wedged = 0;   // threads inside one turn for longer than the threshold
+  std::chrono::milliseconds longestTurn{0};  // the longest turn in progress
+  std::uint64_t pending = 0;                 // requests the threads hold, summed
+  std::uint64_t cpuNs = 0;                   // CPU used by turns, summed
+};
+WorkerLoad readWorkerLoad(const StatusPage& page, std::chrono::steady_clock::time_point now,
+                          std::chrono::milliseconds wedgeAfter);
+
+// The master's side: the page of one worker process.
+class StatusPageFile {
+ public:
+  static Result<std::unique_ptr<StatusPageFile>> create();
+  ~StatusPageFile();
+  StatusPageFile(const StatusPageFile&) = delete;
+  StatusPageFile& operator=(const StatusPageFile&) = delete;
+
+  // The descriptor to hand to the child (close it once the child has its copy: closeFd()).
+  int fd() const { return fd_; }
+  void closeFd();
+  const StatusPage& page() const { return *page_; }
+
+ private:
+  StatusPageFile(int fd, const StatusPage* page) : fd_(fd), page_(page) {}
+  int fd_;
+  const StatusPage* page_;
+};
+
+// The worker's side: maps the page the master passed on `fd` (then closes it). Error when `fd`
+// is not a page of the right size.
+Result<StatusPage*> mapStatusPage(int fd);
+
+}  // namespace isolane

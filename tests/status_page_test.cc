@@ -1,0 +1,97 @@
+// The status page a worker's executor threads publish and the master reads (ipc/status_page.h):
+// what the master makes of it, clamped whatever the worker wrote, and a page the worker cannot
+// resize under the master's mapping.
+
+#include "ipc/status_page.h"
+
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <chrono>
+
+namespace isolane {
+namespace {
+
+using namespace std::chrono_literals;
+using Time = std::chrono::steady_clock::time_point;
+
+std::int64_t ns(Time t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+TEST(StatusPage, APageNotYetPublishedSaysNothing) {
+  StatusPage page;
+  page.threads = 4;
+  EXPECT_FALSE(readWorkerLoad(page, std::chrono::steady_clock::now(), 50ms).published);
+}
+
+TEST(StatusPage, ThreadsInALongTurnAreWedged) {
+  StatusPage page;
+  page.threads = 3;
+  Time now = std::chrono::steady_clock::now();
+  page.thread[0].turnSinceNs = ns(now - 200ms);  // wedged
+  page.thread[1].turnSinceNs = ns(now - 10ms);   // a short turn
+  page.thread[2].turnSinceNs = 0;                // between turns
+  page.thread[0].pending = 5;
+  page.thread[1].pending = 2;
+  page.thread[2].cpuNs = 7;
+  page.magic.store(StatusPage::kMagic);
+  WorkerLoad load = readWorkerLoad(page, now, 50ms);
+  EXPECT_TRUE(load.published);
+  EXPECT_EQ(load.threads, 3u);
+  EXPECT_EQ(load.wedged, 1u);
+  EXPECT_EQ(load.longestTurn, 200ms);
+  EXPECT_EQ(load.pending, 7u);
+  EXPECT_EQ(load.cpuNs, 7u);
+}
+
+TEST(StatusPage, WhatAWorkerWritesIsClamped) {
+  StatusPage page;
+  page.threads = 1'000'000;  // more threads than a page holds
+  Time now = std::chrono::steady_clock::now();
+  for (auto& t : page.thread) {
+    t.turnSinceNs = ns(now + 1h);  // in the future: "just now", never negative
+    t.pending = ~std::uint64_t{0};
+    t.cpuNs = ~std::uint64_t{0};
+  }
+  page.magic.store(StatusPage::kMagic);
+  WorkerLoad load = readWorkerLoad(page, now, 50ms);
+  EXPECT_EQ(load.threads, StatusPage::kMaxThreads);
+  EXPECT_EQ(load.wedged, 0u);
+  EXPECT_EQ(load.longestTurn, 0ms);
+  EXPECT_EQ(load.pending, std::uint64_t{StatusPage::kMaxThreads} << 24);  // no overflow
+  EXPECT_GT(load.cpuNs, 0u);
+}
+
+TEST(StatusPage, TheWorkerWritesWhatTheMasterReadsAndCannotResizeIt) {
+  auto file = StatusPageFile::create();
+  ASSERT_TRUE(file) << file.error();
+  int childFd = dup(file.value()->fd());  // what the worker inherits
+  ASSERT_GE(childFd, 0);
+  int probe = dup(childFd);
+  auto mapped = mapStatusPage(childFd);
+  ASSERT_TRUE(mapped) << mapped.error();
+  StatusPage* page = mapped.value();
+  page->threads = 2;
+  page->thread[1].turnSinceNs = ns(std::chrono::steady_clock::now() - 1s);
+  page->magic.store(StatusPage::kMagic);
+  WorkerLoad load = readWorkerLoad(file.value()->page(), std::chrono::steady_clock::now(), 50ms);
+  EXPECT_TRUE(load.published);
+  EXPECT_EQ(load.wedged, 1u);
+  // Sealed: a worker that shrinks the page would make the master's next read fault.
+  EXPECT_NE(ftruncate(probe, 0), 0);
+  EXPECT_NE(ftruncate(probe, 1 << 20), 0);
+  close(probe);
+}
+
+TEST(StatusPage, ADescriptorThatIsNotAPageIsRefused) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  auto mapped = mapStatusPage(fds[0]);
+  EXPECT_FALSE(mapped);
+  close(fds[1]);
+}
+
+}  // namespace
+}  // namespace isolane
