@@ -10,6 +10,8 @@
 
 #include <chrono>
 
+#include "worker/delay_monitor.h"
+
 namespace isolane {
 namespace {
 
@@ -91,6 +93,46 @@ TEST(StatusPage, ADescriptorThatIsNotAPageIsRefused) {
   auto mapped = mapStatusPage(fds[0]);
   EXPECT_FALSE(mapped);
   close(fds[1]);
+}
+
+TEST(DelayMonitor, ABurstThatDrainsIsNoStandingQueue) {
+  ThreadStatus status;
+  DelayMonitor monitor(status);
+  Time t = std::chrono::steady_clock::now();
+  monitor.started(0ms, t);  // the burst's first request got through at once
+  // The rest waited longer and longer; at t + 100 ms the interval is over: its least wait is
+  // published.
+  for (int i = 1; i <= 10; ++i) monitor.started(std::chrono::milliseconds(30 * i), t + i * 10ms);
+  EXPECT_EQ(status.standingDelayNs, 0);
+  EXPECT_EQ(status.standingDelayAtNs, ns(t + 100ms));
+}
+
+TEST(DelayMonitor, RequestsThatAllWaitedMakeAStandingQueue) {
+  ThreadStatus status;
+  DelayMonitor monitor(status);
+  Time t = std::chrono::steady_clock::now();
+  for (int i = 0; i <= 12; ++i) monitor.started(std::chrono::milliseconds(80 + i), t + i * 10ms);
+  EXPECT_EQ(status.standingDelayNs, std::chrono::nanoseconds(80ms).count());
+  StatusPage page;
+  page.threads = 1;
+  page.thread[0].standingDelayNs = status.standingDelayNs.load();
+  page.thread[0].standingDelayAtNs = status.standingDelayAtNs.load();
+  page.magic.store(StatusPage::kMagic);
+  EXPECT_EQ(readWorkerLoad(page, t + 120ms, 50ms).standingDelay, 80ms);
+  // Nothing started since: after two intervals the figure is stale and counts as none.
+  EXPECT_EQ(readWorkerLoad(page, t + 400ms, 50ms).standingDelay, 0ms);
+}
+
+TEST(StatusPage, AWorkerHasTheStandingDelayOfItsLeastDelayedThread) {
+  StatusPage page;
+  page.threads = 2;
+  Time now = std::chrono::steady_clock::now();
+  page.thread[0].standingDelayNs = std::chrono::nanoseconds(300ms).count();
+  page.thread[0].standingDelayAtNs = ns(now);
+  page.thread[1].standingDelayNs = std::chrono::nanoseconds(20ms).count();
+  page.thread[1].standingDelayAtNs = ns(now);
+  page.magic.store(StatusPage::kMagic);
+  EXPECT_EQ(readWorkerLoad(page, now, 50ms).standingDelay, 20ms);
 }
 
 }  // namespace

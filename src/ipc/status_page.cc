@@ -40,6 +40,15 @@ WorkerLoad readWorkerLoad(const StatusPage& page, std::chrono::steady_clock::tim
     // Clamped so that a sum over 64 threads cannot overflow.
     load.pending += std::min<std::uint64_t>(t.pending.load(std::memory_order_relaxed), 1u << 24);
     load.cpuNs += std::min<std::uint64_t>(t.cpuNs.load(std::memory_order_relaxed), 1ull << 56);
+    std::int64_t delay = 0;
+    std::int64_t at = t.standingDelayAtNs.load(std::memory_order_relaxed);
+    if (at > 0 && nowNs - at <= 2 * std::chrono::nanoseconds(kDelayInterval).count()) {
+      delay = std::clamp<std::int64_t>(t.standingDelayNs.load(std::memory_order_relaxed), 0,
+                                       std::int64_t{86'400} * 1'000'000'000);
+    }
+    auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::nanoseconds(delay));
+    load.standingDelay = i == 0 ? ms : std::min(load.standingDelay, ms);
   }
   return load;
 }

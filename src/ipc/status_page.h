@@ -27,7 +27,15 @@ struct ThreadStatus {
   std::atomic<std::int64_t> turnSinceNs{0};  // entered the synchronous turn it is in
   std::atomic<std::uint64_t> pending{0};     // requests submitted to it, not answered
   std::atomic<std::uint64_t> cpuNs{0};       // CPU time its turns have used in all
+  // The least time a request waited before its first turn, over the last whole interval of
+  // kDelayInterval in which requests started (a standing queue when it is large: CoDel's
+  // measure), and when that interval ended.
+  std::atomic<std::int64_t> standingDelayNs{0};
+  std::atomic<std::int64_t> standingDelayAtNs{0};
 };
+// CoDel's interval: a queue is standing when no request of a whole interval got through faster
+// than the target.
+inline constexpr std::chrono::milliseconds kDelayInterval{100};
 static_assert(std::atomic<std::int64_t>::is_always_lock_free);
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
 
@@ -47,6 +55,9 @@ struct WorkerLoad {
   std::chrono::milliseconds longestTurn{0};  // the longest turn in progress
   std::uint64_t pending = 0;                 // requests the threads hold, summed
   std::uint64_t cpuNs = 0;                   // CPU used by turns, summed
+  // The least standing delay of its threads (a request sent there waits at least about this
+  // long); figures older than two intervals count as none.
+  std::chrono::milliseconds standingDelay{0};
 };
 WorkerLoad readWorkerLoad(const StatusPage& page, std::chrono::steady_clock::time_point now,
                           std::chrono::milliseconds wedgeAfter);

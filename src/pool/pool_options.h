@@ -41,6 +41,12 @@ struct PoolOptions {
   // queue_timeout_ms) for one to come free instead of queueing behind a render of seconds.
   // 0: the scheduler ignores the status pages (counts only).
   std::chrono::milliseconds wedgedTurn{50};
+  // Admission by delay (CoDel's measure): when the requests of every worker have waited longer
+  // than this before their first turn, over a whole 100 ms interval (a standing queue, not a
+  // burst), new short requests are shed with 503 and `x-isolane-shed: overloaded`, those of the
+  // apps holding at least an equal share of the requests in flight: the flood, not its
+  // neighbours. An I/O-bound load (requests awaiting, short turns) never builds one. 0: off.
+  std::chrono::milliseconds shedDelay{50};
 
   std::chrono::milliseconds spawnTimeout{10'000};  // first heartbeat must arrive within
   // Where the master keeps the V8 code caches of the apps' modules (pool/code_cache_store.h);

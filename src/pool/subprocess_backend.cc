@@ -131,6 +131,7 @@ void SubprocessBackend::releaseLocked(const Pending& p) {
   bool live = slot.generation == p.generation;
   std::size_t& count = p.stream ? slot.streams : slot.inFlight;
   if (live && count > 0) --count;
+  if (!p.stream) countAppLocked(p.app, false);
   capOf(p.stream).give();
 }
 
@@ -149,52 +150,6 @@ std::size_t SubprocessBackend::streamingLane() const {
 
 bool SubprocessBackend::inStreamingLane(const Slot& slot) const {
   return lanes() && static_cast<std::size_t>(slot.index) >= slots_.size() - streamingLane();
-}
-
-// The live worker with the fewest requests in flight per free executor thread that still has
-// room, the earliest slot on a tie. A thread inside one synchronous turn for longer than
-// wedgedTurn is not free, and a worker with no free thread is skipped (its requests would wait
-// behind the turn): `wedged` then says that one was, and the caller queues when none is left.
-// Starting and dead slots are never picked. Every ready worker has every app loaded (each spawn
-// loads them all), so "prefer the worker that has the app" never decides anything yet. Streams
-// are bounded by the stream cap alone, and spread by the count of streams.
-bool SubprocessBackend::wedgedLocked(const Slot& slot) const {
-  if (!slot.status || options_.wedgedTurn.count() == 0) return false;
-  WorkerLoad load =
-      readWorkerLoad(slot.status->page(), std::chrono::steady_clock::now(), options_.wedgedTurn);
-  return load.published && load.threads > 0 && load.wedged >= load.threads;
-}
-
-SubprocessBackend::Slot* SubprocessBackend::pickLocked(bool stream, bool* wedged) {
-  Slot* best = nullptr;
-  double bestScore = 0;
-  Slot* byCounts = nullptr;  // what the in-flight counts alone would pick
-  SteadyTime now = std::chrono::steady_clock::now();
-  for (auto& s : slots_) {
-    if (s->state != SlotState::kReady || inStreamingLane(*s) != (stream && lanes())) continue;
-    if (stream) {
-      if (!best || s->streams < best->streams) best = s.get();
-      continue;
-    }
-    if (s->inFlight >= options_.workerMaxInflight) continue;
-    if (!byCounts || s->inFlight < byCounts->inFlight) byCounts = s.get();
-    std::uint32_t threads = 1, free = 1;
-    if (s->status && options_.wedgedTurn.count() > 0) {
-      WorkerLoad load = readWorkerLoad(s->status->page(), now, options_.wedgedTurn);
-      if (load.published && load.threads > 0) {
-        threads = load.threads;
-        free = load.threads - std::min(load.wedged, load.threads);
-      }
-    }
-    if (free == 0) continue;
-    double score = static_cast<double>(s->inFlight + 1) * threads / free;
-    if (!best || score < bestScore) {
-      best = s.get();
-      bestScore = score;
-    }
-  }
-  if (wedged) *wedged = !stream && byCounts && best != byCounts;
-  return best;
 }
 
 Status SubprocessBackend::start(const std::vector<AppSpec>& apps) {
@@ -285,8 +240,18 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
     done(AppResponse::failed(FailureKind::kShuttingDown, "the pool is shutting down"));
     return 0;
   }
-  bool wedged = false;
-  Slot* slot = admitted ? pickLocked(stream, &wedged) : nullptr;
+  Pick pick = admitted ? pickLocked(stream) : Pick{};
+  Slot* slot = pick.slot;
+  bool wedged = pick.allWedged;
+  if (slot && pick.overloaded && overFairShareLocked(request.app)) {
+    lock.unlock();
+    unadmit();
+    rejected_.with({"overloaded"}).inc();
+    done(AppResponse::shed("overloaded", "shed: every worker has a standing queue over " +
+                                             std::to_string(options_.shedDelay.count()) +
+                                             " ms (shed_delay_ms)"));
+    return 0;
+  }
   if (!slot) {
     // Of the slots of this request's lane: is one ready, or starting (spawned, or dead and about
     // to be respawned by the supervisor, not resting)?
@@ -324,7 +289,11 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
     done(AppResponse::shed(reason, "shed: " + reason));
     return 0;
   }
-  decisions_.with({stream ? "stream" : wedged ? "avoided-wedged" : "least-loaded"}).inc();
+  decisions_.with({stream               ? "stream"
+                   : pick.avoidedWedged ? "avoided-wedged"
+                                        : "least-loaded"})
+      .inc();
+  if (!stream) countAppLocked(request.app, true);
   if (id == 0) id = nextId_++;
   if (stream) {
     ++slot->streams;

@@ -105,8 +105,17 @@ class SubprocessBackend final : public Backend {
   void releaseLocked(const Pending& p);
   // Forgets a request whose answer has gone out (its stream ended or was cut); mu_ held.
   void forgetLocked(std::uint64_t id);
-  // `wedged`: set when the status pages changed the choice (or left none: every worker wedged).
-  Slot* pickLocked(bool stream, bool* wedged = nullptr);
+  // Where a request goes (subprocess_scheduling.cc).
+  struct Pick {
+    Slot* slot = nullptr;
+    bool avoidedWedged = false;  // by counts alone it would have gone to a wedged worker
+    bool allWedged = false;      // none: every worker with room is wedged
+    bool overloaded = false;     // the slot has a standing queue (so has every other)
+  };
+  Pick pickLocked(bool stream);
+  // Under overload, whether `app` holds at least an equal share of the requests in flight.
+  bool overFairShareLocked(const std::string& app) const;
+  void countAppLocked(const std::string& app, bool up);
   // Every executor thread of the worker is inside one turn for longer than wedgedTurn.
   bool wedgedLocked(const Slot& slot) const;
   void startStreamLocked(std::uint64_t id, Pending& p, Slot& slot,
@@ -127,7 +136,8 @@ class SubprocessBackend final : public Backend {
   std::vector<std::unique_ptr<Slot>> slots_;
   std::unordered_map<std::uint64_t, Pending> pending_;
   std::deque<Queued> queue_;
-  std::vector<std::shared_ptr<WorkerProcess>> graveyard_;  // dead; destroyed off their reader
+  std::unordered_map<std::string, std::size_t> appInFlight_;  // short requests sent, per app
+  std::vector<std::shared_ptr<WorkerProcess>> graveyard_;     // dead; destroyed off their reader
   std::uint64_t nextId_ = 1;
   bool stopping_ = false;
   bool started_ = false;

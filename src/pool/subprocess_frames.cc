@@ -231,6 +231,7 @@ void SubprocessBackend::startStreamLocked(std::uint64_t id, Pending& p, Slot& sl
     refused = !streams_.tryTake();
     if (!refused) {
       if (slot.inFlight > 0) --slot.inFlight;
+      countAppLocked(p.app, false);
       admitted_.give();
       ++slot.streams;
       p.stream = true;

@@ -146,6 +146,7 @@ Result<ServerConfig> parseConfig(const std::string& text, const std::string& bas
   if (const toml::table* pool = root["pool"].as_table()) {
     std::string where = sourceName + " [pool]";
     std::int64_t wedgedTurn = config.pool.wedgedTurn.count();
+    std::int64_t shedDelay = config.pool.shedDelay.count();
     if (auto backend = (*pool)["backend"].value<std::string>()) config.backend = *backend;
     config.pool.sandbox = (*pool)["sandbox"].value_or(config.pool.sandbox);
     Status checks[] = {
@@ -157,11 +158,13 @@ Result<ServerConfig> parseConfig(const std::string& text, const std::string& bas
         readInt(*pool, "streaming_lane", config.pool.streamingLane, 0, 15, where),
         readMs(*pool, "queue_timeout_ms", config.pool.queueTimeout, where),
         readInt(*pool, "wedged_turn_ms", wedgedTurn, 0, 60'000, where),
+        readInt(*pool, "shed_delay_ms", shedDelay, 0, 60'000, where),
     };
     for (Status& s : checks) {
       if (!s) return Error{s.error()};
     }
     config.pool.wedgedTurn = std::chrono::milliseconds(wedgedTurn);
+    config.pool.shedDelay = std::chrono::milliseconds(shedDelay);
     if (config.backend != "subprocess" && config.backend != "inprocess") {
       return Error{where + ": backend must be \"subprocess\" or \"inprocess\", not \"" +
                    config.backend + "\""};
@@ -301,6 +304,7 @@ Status applyEnvironment(ServerConfig& config) {
   };
   std::size_t queueTimeout = static_cast<std::size_t>(config.pool.queueTimeout.count());
   std::size_t wedgedTurn = static_cast<std::size_t>(config.pool.wedgedTurn.count());
+  std::size_t shedDelay = static_cast<std::size_t>(config.pool.shedDelay.count());
   Status poolChecks[] = {
       clampEnv("ISOLANE_POOL_SIZE", 1, 16, config.pool.size),
       clampEnv("ISOLANE_POOL_MAX_INFLIGHT", 1, 4096, config.pool.maxInflight),
@@ -310,12 +314,14 @@ Status applyEnvironment(ServerConfig& config) {
       clampEnv("ISOLANE_STREAMING_LANE", 0, 15, config.pool.streamingLane),
       clampEnv("ISOLANE_POOL_QUEUE_TIMEOUT_MS", 1, 86'400'000, queueTimeout),
       clampEnv("ISOLANE_WEDGED_TURN_MS", 0, 60'000, wedgedTurn),
+      clampEnv("ISOLANE_SHED_DELAY_MS", 0, 60'000, shedDelay),
   };
   for (Status& s : poolChecks) {
     if (!s) return s;
   }
   config.pool.queueTimeout = std::chrono::milliseconds(queueTimeout);
   config.pool.wedgedTurn = std::chrono::milliseconds(wedgedTurn);
+  config.pool.shedDelay = std::chrono::milliseconds(shedDelay);
   if (const char* backend = std::getenv("ISOLANE_BACKEND"); backend && *backend) {
     if (std::string(backend) != "subprocess" && std::string(backend) != "inprocess") {
       return Error{std::string("ISOLANE_BACKEND=") + backend +

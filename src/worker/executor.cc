@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "worker/delay_monitor.h"
+
 namespace isolane {
 
 Executor::Executor(const ExecutorOptions& options, LogSink& log, const Clock& clock)
@@ -129,6 +131,7 @@ void Executor::run() {
                         ? options_.egress(doorbell_)
                         : std::make_unique<FetchClient>(doorbell_, options_.loop.fetch));
   AppIsolates isolates(options_.loop, options_.isolates, clock_, log_, doorbell_, watchdog, fetch);
+  DelayMonitor delays(status_);
   std::deque<RequestJob> jobs;
   std::deque<LoadCommand> commands;
   std::uint64_t hostedVersion = ~std::uint64_t{0};
@@ -192,6 +195,7 @@ void Executor::run() {
       } else if (job.execution) {
         isolates.startExecution(std::move(job));
       } else {
+        delays.started(clock_.now() - job.received, std::chrono::steady_clock::now());
         isolates.start(std::move(job));
       }
     }

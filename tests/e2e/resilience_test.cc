@@ -1,8 +1,10 @@
 // The real server on port 0 under the loads that froze pools before (render-pool.md's
-// post-mortem): work whose client has gone is dropped before it runs.
+// post-mortem): work whose client has gone is dropped before it runs; a CPU-bound flood is shed
+// by delay, its neighbour is not, and an I/O-bound crowd never is.
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <regex>
@@ -86,6 +88,77 @@ TEST_F(ResilienceTest, RequestsWhoseClientsLeftAreDroppedBeforeTheyRun) {
   double dropped = sample(page, R"(isolane_requests_total{app="spin",status="499"})");
   EXPECT_EQ(ran + dropped, 8) << page;
   EXPECT_GE(dropped, 5) << "ran " << ran << " of 8 abandoned requests";
+}
+
+// 24 clients loop on a route that burns 20 ms of CPU, on one worker thread: their requests wait
+// ~0.5 s before they start, a standing queue. Arrivals of the flooding app are shed (503,
+// overloaded) within the first second; the requests of another app still get in.
+TEST_F(ResilienceTest, ACpuBoundFloodIsShedByDelayAndItsNeighbourIsNot) {
+  ServerConfig config;
+  config.pool.size = 1;
+  config.executorThreads = 1;
+  config.apps = {test::fixtureApp("spin", "spin.js", "/spin"),
+                 test::fixtureApp("hello", "hello.js", "/hello")};
+  start(std::move(config));
+  std::atomic<bool> stop{false};
+  std::atomic<int> ok{0}, shed{0}, other{0};
+  std::vector<std::thread> flood;
+  for (int i = 0; i < 24; ++i) {
+    flood.emplace_back([&] {
+      auto c = std::make_unique<HttpConnection>(port_);
+      while (!stop) {
+        Response r;
+        try {
+          r = c->request("GET", "/spin?ms=20");
+        } catch (const std::exception&) {  // the server closed the connection: a new one
+          c = std::make_unique<HttpConnection>(port_);
+          continue;
+        }
+        if (r.result_int() == 200) {
+          ++ok;
+        } else if (r.result_int() == 503 && r["x-isolane-shed"] == "overloaded" &&
+                   r["retry-after"] == "1") {
+          ++shed;
+          std::this_thread::sleep_for(5ms);
+        } else {
+          ++other;
+        }
+        if (!r.keep_alive()) c = std::make_unique<HttpConnection>(port_);
+      }
+    });
+  }
+  int neighbourOk = 0;
+  for (int i = 0; i < 10; ++i) {
+    std::this_thread::sleep_for(50ms);
+    neighbourOk += get(port_, "/hello").result_int() == 200;
+  }
+  stop = true;
+  for (auto& t : flood) t.join();
+  EXPECT_GT(shed, 0) << ok << " answered, none shed";
+  EXPECT_GT(ok, 0);
+  EXPECT_EQ(other, 0);
+  EXPECT_EQ(neighbourOk, 10);
+  std::string page = metrics();
+  EXPECT_GT(sample(page, R"(isolane_admission_rejected_total{reason="overloaded"})"), 0) << page;
+}
+
+// 400 clients each await a 300 ms timer on one worker thread: turns are short, nothing waits
+// long to start, and nothing is shed.
+TEST_F(ResilienceTest, AnIoBoundCrowdIsNeverShed) {
+  ServerConfig config;
+  config.pool.size = 1;
+  config.executorThreads = 1;
+  config.apps = {test::fixtureApp("slow", "slow.js", "/slow")};
+  start(std::move(config));
+  std::vector<std::unique_ptr<HttpConnection>> clients;
+  for (int i = 0; i < 400; ++i) {
+    clients.push_back(std::make_unique<HttpConnection>(port_));
+    clients.back()->send("GET /slow?ms=300 HTTP/1.1\r\nHost: x\r\n\r\n");
+  }
+  int ok = 0;
+  for (auto& c : clients) ok += c->read().result_int() == 200;
+  EXPECT_EQ(ok, 400);
+  EXPECT_EQ(sample(metrics(), R"(isolane_admission_rejected_total{reason="overloaded"})"), 0);
 }
 
 }  // namespace

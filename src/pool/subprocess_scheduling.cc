@@ -1,0 +1,90 @@
+// SubprocessBackend: where a request goes, read from the workers' status pages without a round
+// trip (ipc/status_page.h): around workers wedged in a long turn, away from workers with a
+// standing queue, and shed by delay (CoDel's measure) rather than only by count, the app with
+// the most requests in flight first.
+#include <algorithm>
+
+#include "pool/subprocess_backend.h"
+#include "pool/subprocess_state.h"
+
+namespace isolane {
+
+bool SubprocessBackend::wedgedLocked(const Slot& slot) const {
+  if (!slot.status || options_.wedgedTurn.count() == 0) return false;
+  WorkerLoad load =
+      readWorkerLoad(slot.status->page(), std::chrono::steady_clock::now(), options_.wedgedTurn);
+  return load.published && load.threads > 0 && load.wedged >= load.threads;
+}
+
+// The live worker with the fewest requests in flight per free executor thread that still has
+// room, the earliest slot on a tie. A thread inside one synchronous turn for longer than
+// wedgedTurn is not free, and a worker with no free thread is skipped (its requests would wait
+// behind the turn). A worker with a standing queue (its requests waited longer than shedDelay
+// before they started, over a whole interval) comes after every worker without one. Starting
+// and dead slots are never picked. Streams are bounded by the stream cap alone, and spread by
+// the count of streams.
+SubprocessBackend::Pick SubprocessBackend::pickLocked(bool stream) {
+  Pick pick;
+  double bestScore = 0;
+  Slot* byCounts = nullptr;  // what the in-flight counts alone would pick
+  SteadyTime now = std::chrono::steady_clock::now();
+  // With the wedge check off, no turn is long enough to count.
+  auto wedgeAfter = options_.wedgedTurn.count() > 0 ? options_.wedgedTurn : std::chrono::hours(24);
+  for (auto& s : slots_) {
+    if (s->state != SlotState::kReady || inStreamingLane(*s) != (stream && lanes())) continue;
+    if (stream) {
+      if (!pick.slot || s->streams < pick.slot->streams) pick.slot = s.get();
+      continue;
+    }
+    if (s->inFlight >= options_.workerMaxInflight) continue;
+    if (!byCounts || s->inFlight < byCounts->inFlight) byCounts = s.get();
+    std::uint32_t threads = 1, free = 1;
+    bool overloaded = false;
+    if (s->status) {
+      WorkerLoad load = readWorkerLoad(s->status->page(), now, wedgeAfter);
+      if (load.published && load.threads > 0) {
+        threads = load.threads;
+        free = load.threads - std::min(load.wedged, load.threads);
+        overloaded = options_.shedDelay.count() > 0 && load.standingDelay > options_.shedDelay;
+      }
+    }
+    if (free == 0) continue;
+    double score = (overloaded ? 1e12 : 0) + static_cast<double>(s->inFlight + 1) * threads / free;
+    if (!pick.slot || score < bestScore) {
+      pick.slot = s.get();
+      pick.overloaded = overloaded;
+      bestScore = score;
+    }
+  }
+  if (!stream && byCounts && pick.slot != byCounts) {
+    pick.allWedged = pick.slot == nullptr;
+    pick.avoidedWedged = pick.slot != nullptr && wedgedLocked(*byCounts);
+  }
+  return pick;
+}
+
+bool SubprocessBackend::overFairShareLocked(const std::string& app) const {
+  // Equal shares among the apps with requests in flight.
+  std::size_t total = 0, apps = 0, mine = 0;
+  for (const auto& [name, n] : appInFlight_) {
+    if (n == 0) continue;
+    total += n;
+    ++apps;
+    if (name == app) mine = n;
+  }
+  // An app with nothing in flight is under any share (and when nothing at all is in flight the
+  // queue the figures speak of has drained).
+  return mine > 0 && mine * apps >= total;
+}
+
+void SubprocessBackend::countAppLocked(const std::string& app, bool up) {
+  if (up) {
+    ++appInFlight_[app];
+    return;
+  }
+  auto it = appInFlight_.find(app);
+  if (it == appInFlight_.end()) return;
+  if (--it->second == 0) appInFlight_.erase(it);
+}
+
+}  // namespace isolane
