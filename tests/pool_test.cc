@@ -408,35 +408,80 @@ TEST_F(PoolTest, MissedHeartbeatIsADeath) {
 
 using test::ManualClock;
 
-TEST_F(PoolTest, CrashBudgetAndCooldownOnAnInjectedClock) {
+// Two slots whose workers die at once, every time: the first to spend its budget rests for the
+// cooldown; the second, the last of its lane, comes back after a backoff instead, so the server
+// is never left with every slot resting.
+TEST_F(PoolTest, CrashBudgetCooldownAndTheFloorOnAnInjectedClock) {
   ManualClock clock;
-  PoolOptions o = options(fakeWorker("exit"), 1);
+  PoolOptions o = options(fakeWorker("exit"), 2);
   o.crashBudget = {5, 60s, 60s};
   SubprocessBackend pool(o, metrics_, clock, SubprocessBackend::Supervision::kManual);
-  ASSERT_TRUE(pool.start({AppSpec{"x", "/x.js", {}}}));  // spawns once; it exits at once
+  ASSERT_TRUE(pool.start({AppSpec{"x", "/x.js", {}}}));  // spawns both; they exit at once
   auto spawned = [&] {
     std::string t = metrics_.render();
     auto at = t.find("\nisolane_worker_spawns_total ");
     return at == std::string::npos ? 0 : std::stoi(t.substr(at + 29));
   };
-  auto emptyAndDead = [&] { return pool.workers()[0].state == SlotState::kEmpty; };
+  auto bothDead = [&] {
+    auto w = pool.workers();
+    return w[0].state == SlotState::kEmpty && w[1].state == SlotState::kEmpty;
+  };
   for (int crash = 1; crash <= 5; ++crash) {
-    ASSERT_TRUE(eventually(emptyAndDead)) << "crash " << crash;
+    ASSERT_TRUE(eventually(bothDead)) << "crash " << crash;
     if (crash < 5) pool.superviseOnce();  // respawns at once while the budget lasts
   }
-  ASSERT_TRUE(eventually([&] { return pool.workers()[0].coolingDown; }));
-  EXPECT_EQ(spawned(), 5);
+  ASSERT_TRUE(eventually([&] {
+    auto w = pool.workers();
+    return w[0].coolingDown && w[1].coolingDown;
+  }));
+  EXPECT_EQ(spawned(), 10);
+  std::string text = metrics_.render();
+  auto count = [&](const std::string& family) {
+    int n = 0;
+    for (std::size_t at = text.find("\n" + family + "{"); at != std::string::npos;
+         at = text.find("\n" + family + "{", at + 1)) {
+      n += std::stoi(text.substr(text.find("} ", at) + 2));
+    }
+    return n;
+  };
+  EXPECT_EQ(count("isolane_slot_cooldowns_total"), 1) << text;
+  EXPECT_EQ(count("isolane_slot_backoffs_total"), 1) << text;
   pool.superviseOnce();
+  EXPECT_EQ(spawned(), 10) << "no respawn before the backoff is over";
+  clock.advance(600ms);
   pool.superviseOnce();
-  EXPECT_EQ(spawned(), 5) << "no respawn during the cooldown";
-  clock.advance(59s);
+  EXPECT_EQ(spawned(), 11) << "the last slot of the lane came back after 500 ms";
+  clock.advance(60s);
+  ASSERT_TRUE(eventually(bothDead));
   pool.superviseOnce();
-  EXPECT_EQ(spawned(), 5);
-  clock.advance(2s);
-  pool.superviseOnce();
-  EXPECT_EQ(spawned(), 6) << "respawned once the cooldown is over";
-  EXPECT_NE(metrics_.render().find("isolane_slot_cooldowns_total{slot=\"0\"} 1"),
-            std::string::npos);
+  EXPECT_EQ(spawned(), 13) << "and the other once its cooldown is over";
+}
+
+// A slot whose worker was killed is quarantined, across its respawn: requests go to the other
+// worker even when it has more in flight, and to the quarantined one only when the other is full.
+TEST_F(PoolTest, AKilledWorkersSlotIsUsedOnlyWhenNoOtherCanBe) {
+  PoolOptions o = options(realWorker());
+  o.workerMaxInflight = 3;
+  SubprocessBackend pool(o, metrics_);
+  ASSERT_TRUE(pool.start({AppSpec{"slow", kApps + "slow.js", {}}}));
+  waitForReadyWorkers(pool, 2);
+  pid_t victim = pidOf(pool, 0);
+  kill(victim, SIGKILL);
+  ASSERT_TRUE(eventually([&] { return pidOf(pool, 0) != 0 && pidOf(pool, 0) != victim; }));
+  EXPECT_TRUE(pool.workers()[0].quarantined);
+  std::vector<std::future<AppResponse>> answers;
+  for (int i = 0; i < 3; ++i) answers.push_back(call(pool, "slow", "/?ms=500"));
+  EXPECT_TRUE(eventually([&] { return pool.workers()[1].inFlight == 3; }));
+  EXPECT_EQ(pool.workers()[0].inFlight, 0u);
+  answers.push_back(call(pool, "slow", "/?ms=500"));  // worker 1 is full: the fallback
+  EXPECT_TRUE(eventually([&] { return pool.workers()[0].inFlight == 1; }));
+  for (auto& a : answers) EXPECT_EQ(a.get().body, "done");
+  std::string text = metrics_.render();
+  EXPECT_NE(text.find("isolane_schedule_decisions_total{reason=\"quarantine-fallback\"} 1"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("isolane_slot_quarantines_total{slot=\"0\"} 1"), std::string::npos);
+  EXPECT_NE(text.find("isolane_worker_quarantined{slot=\"0\"} 1"), std::string::npos);
 }
 
 int openDescriptors() {

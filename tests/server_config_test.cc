@@ -97,6 +97,46 @@ TEST(Config, EnvironmentOverrides) {
   unsetenv("ISOLANE_REQUEST_CPU_MS");
 }
 
+TEST(Config, ResilienceSettings) {
+  ServerConfig defaults;
+  EXPECT_EQ(defaults.pool.wedgedTurn.count(), 50);
+  EXPECT_EQ(defaults.pool.shedDelay.count(), 50);
+  EXPECT_EQ(defaults.pool.quarantine.count(), 5000);
+  auto c = parseConfig(R"(
+[pool]
+wedged_turn_ms = 0
+shed_delay_ms = 80
+quarantine_ms = 2000
+crash_budget = 3
+crash_window_ms = 10000
+crash_cooldown_ms = 20000
+
+[[app]]
+name = "a"
+module = "a.js"
+)",
+                       "/base", "test.toml");
+  ASSERT_TRUE(c) << c.error();
+  EXPECT_EQ(c->pool.wedgedTurn.count(), 0);
+  EXPECT_EQ(c->pool.shedDelay.count(), 80);
+  EXPECT_EQ(c->pool.quarantine.count(), 2000);
+  EXPECT_EQ(c->pool.crashBudget.maxCrashes, 3);
+  EXPECT_EQ(c->pool.crashBudget.window.count(), 10000);
+  EXPECT_EQ(c->pool.crashBudget.cooldown.count(), 20000);
+  auto bad = parseConfig("[pool]\nquarantine_ms = 100\n[[app]]\nname = \"a\"\nmodule = \"a.js\"\n",
+                         "/base", "test.toml");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().find("quarantine_ms"), std::string::npos) << bad.error();
+  setenv("ISOLANE_SHED_DELAY_MS", "0", 1);
+  setenv("ISOLANE_WEDGED_TURN_MS", "99999", 1);
+  ServerConfig e;
+  ASSERT_TRUE(applyEnvironment(e));
+  EXPECT_EQ(e.pool.shedDelay.count(), 0);
+  EXPECT_EQ(e.pool.wedgedTurn.count(), 60000);  // clamped
+  unsetenv("ISOLANE_SHED_DELAY_MS");
+  unsetenv("ISOLANE_WEDGED_TURN_MS");
+}
+
 TEST(Config, StreamingSettings) {
   auto c = parseConfig(R"(
 [server]

@@ -61,6 +61,11 @@ struct PoolOptions {
   std::chrono::milliseconds requestCpuLimit{2'000};
   std::chrono::milliseconds hangGrace{5'000};
   std::chrono::milliseconds shutdownGrace{2'000};  // after Shutdown, before SIGKILL
+  // A slot whose worker crashed or was killed is used only when no other worker can take the
+  // request, for this long (its next process included).
+  std::chrono::milliseconds quarantine{5'000};
+  // Deaths a slot may have within a window before it rests for the cooldown; the last live slot
+  // of a lane never rests: it respawns after a backoff from 500 ms, doubling up to the cooldown.
   CrashBudgetOptions crashBudget;
 
   // Workers enter the sandbox (worker/sandbox.h) once started: no network, no writes, no exec.

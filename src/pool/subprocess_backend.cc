@@ -47,8 +47,17 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
       decisions_(metrics.counter(
           "isolane_schedule_decisions_total",
           "Where requests went, by reason: least-loaded, avoided-wedged (a worker inside a long "
-          "synchronous turn was passed over), all-wedged (every worker was: it queued), stream",
+          "synchronous turn was passed over), all-wedged (every worker was: it queued), "
+          "quarantine-fallback (only a quarantined worker could take it), stream",
           {"reason"})),
+      quarantines_(metrics.counter(
+          "isolane_slot_quarantines_total",
+          "Times a slot went into quarantine: its worker crashed or was killed as a last resort",
+          {"slot"})),
+      backoffs_(metrics.counter("isolane_slot_backoffs_total",
+                                "Times the last live slot of a lane spent its crash budget and "
+                                "respawned after a backoff instead of resting",
+                                {"slot"})),
       egress_(FetchClientOptions{}, options_.maxFrameBytes),
       codeCache_(options_.codeCacheDir) {
   for (std::size_t i = 0; i < options_.size; ++i) {
@@ -98,6 +107,9 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
             [](const WorkerInfo& w) { return w.isolates; });
     perSlot("isolane_worker_up", "1 when the slot has a live, ready worker",
             [](const WorkerInfo& w) { return w.state == SlotState::kReady ? 1 : 0; });
+    perSlot("isolane_worker_quarantined",
+            "1 while the slot is in quarantine (used only when no other worker can be)",
+            [](const WorkerInfo& w) { return w.quarantined ? 1 : 0; });
     std::size_t depth;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -289,9 +301,11 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
     done(AppResponse::shed(reason, "shed: " + reason));
     return 0;
   }
-  decisions_.with({stream               ? "stream"
-                   : pick.avoidedWedged ? "avoided-wedged"
-                                        : "least-loaded"})
+  decisions_
+      .with({stream               ? "stream"
+             : pick.quarantined   ? "quarantine-fallback"
+             : pick.avoidedWedged ? "avoided-wedged"
+                                  : "least-loaded"})
       .inc();
   if (!stream) countAppLocked(request.app, true);
   if (id == 0) id = nextId_++;
@@ -398,6 +412,7 @@ std::vector<WorkerInfo> SubprocessBackend::workers() const {
                              s->streams, inStreamingLane(*s), s->rssBytes, s->heapUsedBytes,
                              s->heapLimitBytes, s->executions,
                              s->state == SlotState::kEmpty && s->respawnAt > now, s->isolates});
+    out.back().quarantined = s->quarantinedUntil > now;
     if (s->status && s->state == SlotState::kReady) {
       WorkerLoad load =
           readWorkerLoad(s->status->page(), std::chrono::steady_clock::now(), options_.wedgedTurn);

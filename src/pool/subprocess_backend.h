@@ -41,6 +41,7 @@ struct WorkerInfo {
   std::uint64_t rssBytes, heapUsedBytes, heapLimitBytes, executions;
   bool coolingDown;
   std::uint64_t isolates = 0;  // app isolates alive in the worker
+  bool quarantined = false;    // it crashed lately: used only when no other worker can be
   // From its status page, now: requests its threads hold, threads inside a turn longer than
   // wedgedTurn, the longest turn in progress, CPU its turns used.
   std::uint64_t pending = 0;
@@ -111,6 +112,7 @@ class SubprocessBackend final : public Backend {
     bool avoidedWedged = false;  // by counts alone it would have gone to a wedged worker
     bool allWedged = false;      // none: every worker with room is wedged
     bool overloaded = false;     // the slot has a standing queue (so has every other)
+    bool quarantined = false;    // the slot is in quarantine (every other was unfit)
   };
   Pick pickLocked(bool stream);
   // Under overload, whether `app` holds at least an equal share of the requests in flight.
@@ -118,6 +120,10 @@ class SubprocessBackend final : public Backend {
   void countAppLocked(const std::string& app, bool up);
   // Every executor thread of the worker is inside one turn for longer than wedgedTurn.
   bool wedgedLocked(const Slot& slot) const;
+  // No other slot of its lane is live or about to be (all rest after spending their budget).
+  bool lastLiveOfLaneLocked(const Slot& slot, SteadyTime now) const;
+  // The first backoff of the floor; doubled for each spent budget in a row, up to the cooldown.
+  static constexpr std::chrono::milliseconds kFloorBackoff{500};
   void startStreamLocked(std::uint64_t id, Pending& p, Slot& slot,
                          std::unique_lock<std::mutex>& lock);
   SteadyTime streamHangDeadline() const;
@@ -159,6 +165,8 @@ class SubprocessBackend final : public Backend {
   Family<Counter>& isolateRecycles_;
   Family<Counter>& replays_;
   Family<Counter>& decisions_;
+  Family<Counter>& quarantines_;
+  Family<Counter>& backoffs_;
   // Performs the workers' outbound fetches (they hold no network).
   Egress egress_;
   static std::uint64_t egressOwner(int slot, std::uint64_t generation) {

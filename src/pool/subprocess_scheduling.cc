@@ -20,7 +20,8 @@ bool SubprocessBackend::wedgedLocked(const Slot& slot) const {
 // room, the earliest slot on a tie. A thread inside one synchronous turn for longer than
 // wedgedTurn is not free, and a worker with no free thread is skipped (its requests would wait
 // behind the turn). A worker with a standing queue (its requests waited longer than shedDelay
-// before they started, over a whole interval) comes after every worker without one. Starting
+// before they started, over a whole interval) comes after every worker without one, and a
+// quarantined one (it crashed lately) after every other. Starting
 // and dead slots are never picked. Streams are bounded by the stream cap alone, and spread by
 // the count of streams.
 SubprocessBackend::Pick SubprocessBackend::pickLocked(bool stream) {
@@ -49,10 +50,13 @@ SubprocessBackend::Pick SubprocessBackend::pickLocked(bool stream) {
       }
     }
     if (free == 0) continue;
-    double score = (overloaded ? 1e12 : 0) + static_cast<double>(s->inFlight + 1) * threads / free;
+    bool quarantined = s->quarantinedUntil > clock_.now();
+    double score = (quarantined ? 1e15 : 0) + (overloaded ? 1e12 : 0) +
+                   static_cast<double>(s->inFlight + 1) * threads / free;
     if (!pick.slot || score < bestScore) {
       pick.slot = s.get();
       pick.overloaded = overloaded;
+      pick.quarantined = quarantined;
       bestScore = score;
     }
   }

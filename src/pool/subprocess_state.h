@@ -35,6 +35,12 @@ struct SubprocessBackend::Slot {
   bool helloSeen = false;
   std::string engineKey;  // from its Hello: what its code caches are keyed by
   CrashBudget budget;
+  // Until then its process (this one or the next) gets requests only when no other can: it
+  // crashed, or was killed as a last resort, lately. Kept across respawns.
+  SteadyTime quarantinedUntil{};
+  // The floor's backoff (the last live slot of its lane spent its crash budget).
+  int backoffLevel = 0;
+  SteadyTime lastBackoff{};
   std::uint64_t rssBytes = 0, heapUsedBytes = 0, heapLimitBytes = 0, executions = 0;
   std::uint64_t isolates = 0;
   std::uint64_t isolatesRecycled = 0;

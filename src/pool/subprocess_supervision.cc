@@ -116,6 +116,15 @@ void SubprocessBackend::noteCodeCache(const std::string& engineKey, const wire::
   }
 }
 
+bool SubprocessBackend::lastLiveOfLaneLocked(const Slot& slot, SteadyTime now) const {
+  for (const auto& s : slots_) {
+    if (s.get() == &slot || inStreamingLane(*s) != inStreamingLane(slot)) continue;
+    bool resting = s->state == SlotState::kEmpty && s->respawnAt > now;
+    if (!resting) return false;
+  }
+  return true;
+}
+
 void SubprocessBackend::killLocked(Slot& slot, const std::string& reason) {
   if (slot.killReason.empty()) slot.killReason = reason;
   if (slot.proc) slot.proc->kill(SIGKILL);
@@ -165,8 +174,24 @@ void SubprocessBackend::onDeath(int index, std::uint64_t generation, const std::
     if (!stopping) {
       crashes_.with({slotName(index)}).inc();
       SteadyTime now = clock_.now();
+      // Quarantined: its next process gets requests only when no other worker can take them.
+      slot.quarantinedUntil = now + options_.quarantine;
+      quarantines_.with({slotName(index)}).inc();
       slot.respawnAt = slot.budget.recordCrash(now);
-      if (slot.respawnAt > now) {
+      if (slot.respawnAt > now && lastLiveOfLaneLocked(slot, now)) {
+        // The floor: the last slot of its lane never rests for the whole cooldown (the server
+        // would answer only no-worker); it comes back after a backoff that doubles each time.
+        if (now - slot.lastBackoff > options_.crashBudget.window) slot.backoffLevel = 0;
+        auto backoff = std::min<std::chrono::milliseconds>(
+            options_.crashBudget.cooldown,
+            kFloorBackoff * (std::int64_t{1} << std::min(slot.backoffLevel, 16)));
+        ++slot.backoffLevel;
+        slot.lastBackoff = now;
+        slot.respawnAt = now + backoff;
+        backoffs_.with({slotName(index)}).inc();
+        logEvent(Level::kWarn, "worker slot backing off (the last of its lane)",
+                 {{"slot", index}, {"backoff_ms", static_cast<std::int64_t>(backoff.count())}});
+      } else if (slot.respawnAt > now) {
         cooldowns_.with({slotName(index)}).inc();
         logEvent(
             Level::kWarn, "worker slot cooling down",

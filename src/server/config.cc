@@ -147,6 +147,9 @@ Result<ServerConfig> parseConfig(const std::string& text, const std::string& bas
     std::string where = sourceName + " [pool]";
     std::int64_t wedgedTurn = config.pool.wedgedTurn.count();
     std::int64_t shedDelay = config.pool.shedDelay.count();
+    std::int64_t quarantine = config.pool.quarantine.count();
+    std::int64_t crashWindow = config.pool.crashBudget.window.count();
+    std::int64_t crashCooldown = config.pool.crashBudget.cooldown.count();
     if (auto backend = (*pool)["backend"].value<std::string>()) config.backend = *backend;
     config.pool.sandbox = (*pool)["sandbox"].value_or(config.pool.sandbox);
     Status checks[] = {
@@ -159,12 +162,19 @@ Result<ServerConfig> parseConfig(const std::string& text, const std::string& bas
         readMs(*pool, "queue_timeout_ms", config.pool.queueTimeout, where),
         readInt(*pool, "wedged_turn_ms", wedgedTurn, 0, 60'000, where),
         readInt(*pool, "shed_delay_ms", shedDelay, 0, 60'000, where),
+        readInt(*pool, "quarantine_ms", quarantine, 500, 120'000, where),
+        readInt(*pool, "crash_budget", config.pool.crashBudget.maxCrashes, 1, 1000, where),
+        readInt(*pool, "crash_window_ms", crashWindow, 1000, 3'600'000, where),
+        readInt(*pool, "crash_cooldown_ms", crashCooldown, 500, 3'600'000, where),
     };
     for (Status& s : checks) {
       if (!s) return Error{s.error()};
     }
     config.pool.wedgedTurn = std::chrono::milliseconds(wedgedTurn);
     config.pool.shedDelay = std::chrono::milliseconds(shedDelay);
+    config.pool.quarantine = std::chrono::milliseconds(quarantine);
+    config.pool.crashBudget.window = std::chrono::milliseconds(crashWindow);
+    config.pool.crashBudget.cooldown = std::chrono::milliseconds(crashCooldown);
     if (config.backend != "subprocess" && config.backend != "inprocess") {
       return Error{where + ": backend must be \"subprocess\" or \"inprocess\", not \"" +
                    config.backend + "\""};
