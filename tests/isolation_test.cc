@@ -240,6 +240,34 @@ TEST(AppIsolation, ARequestWhoseClientLeftWhileItWaitedIsDroppedUnrun) {
   EXPECT_EQ(call(executor, "counter", "/").body, R"({"count":1,"shared":1})");
 }
 
+TEST(AppIsolation, ARequestWaitingBehindALongTurnIsGivenBackAtOnceWhenWithdrawn) {
+  SaidLog log("spinning");
+  ExecutorOptions o = baseOptions();
+  o.loop.cpuLimit = 2000ms;
+  Executor executor(o, log);
+  ASSERT_TRUE(executor.loadApp(AppSpec{"spin", kApps + "spin.js", {}}));
+  ASSERT_TRUE(executor.loadApp(AppSpec{"counter", kApps + "counter.js", {}}));
+  auto submitKeyed = [&](const std::string& app, const std::string& path, std::uint64_t key) {
+    auto p = std::make_shared<std::promise<AppResponse>>();
+    auto f = p->get_future();
+    RequestJob job{AppRequest{app, "r", "GET", "http://test.local" + path, {}, ""},
+                   [p](AppResponse r) { p->set_value(std::move(r)); }, key};
+    EXPECT_TRUE(executor.submit(job));
+    return f;
+  };
+  auto spun = submitKeyed("spin", "/?ms=1000&say", 1);
+  ASSERT_TRUE(eventually([&] { return log.said(); }));
+  auto waiting = submitKeyed("counter", "/", 2);
+  executor.withdraw(2);  // on this thread, while the executor thread spins
+  ASSERT_EQ(waiting.wait_for(0s), std::future_status::ready);
+  EXPECT_EQ(waiting.get().failure, FailureKind::kWithdrawn);
+  EXPECT_EQ(executor.pending(), 1u);
+  EXPECT_NE(spun.wait_for(0s), std::future_status::ready);
+  EXPECT_EQ(spun.get().failure, FailureKind::kNone);
+  executor.withdraw(3);  // unknown: nothing happens
+  EXPECT_EQ(call(executor, "counter", "/").body, R"({"count":1,"shared":1})");
+}
+
 TEST(AppIsolation, ARequestThatWaitedPastItsDeadlineIsATimeoutUnrun) {
   NullLog log;
   Executor executor(baseOptions(), log);  // 5 s of wall time per request

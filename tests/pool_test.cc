@@ -274,6 +274,27 @@ TEST_F(PoolTest, NewRequestsGoAroundAWorkerInsideALongTurn) {
       << text;
 }
 
+// A GET placed on worker 0 just before its spin became a long turn waits there unstarted: the
+// supervisor asks worker 0 to give it back and sends it to worker 1, where it is answered long
+// before the spin ends.
+TEST_F(PoolTest, ARequestQueuedBehindAWedgedTurnIsMovedToAFreeWorker) {
+  SubprocessBackend pool(options(realWorker()), metrics_);
+  ASSERT_TRUE(
+      pool.start({AppSpec{"spin", kApps + "spin.js", {}}, AppSpec{"slow", kApps + "slow.js", {}}}));
+  waitForReadyWorkers(pool, 2);
+  auto spin = call(pool, "spin", "/?ms=1800");   // worker 0
+  auto first = call(pool, "slow", "/?ms=300");   // worker 1 (0 against 1)
+  auto behind = call(pool, "slow", "/?ms=300");  // worker 0 (a tie), behind the spin
+  ASSERT_EQ(behind.wait_for(1500ms), std::future_status::ready) << "it waited for the spin";
+  EXPECT_EQ(behind.get().body, "done");
+  EXPECT_NE(spin.wait_for(0s), std::future_status::ready);
+  EXPECT_EQ(first.get().body, "done");
+  EXPECT_EQ(spin.get().body, "true");
+  std::string text = metrics_.render();
+  EXPECT_NE(text.find("isolane_schedule_decisions_total{reason=\"moved\"} 1"), std::string::npos)
+      << text;
+}
+
 // One worker, wedged: a request waits in the queue for its turn to end (even with max_queue 0)
 // instead of being placed behind it or shed.
 TEST_F(PoolTest, WithEveryWorkerWedgedARequestWaitsForOneToComeFree) {

@@ -194,9 +194,9 @@ Result<std::string> encodeCredit(std::uint64_t id, std::uint32_t bytes, std::siz
   return finish(fbb, wire::Message::Credit, m.Union(), max);
 }
 
-Result<std::string> encodeCancel(std::uint64_t id, std::size_t max) {
+Result<std::string> encodeCancel(std::uint64_t id, std::size_t max, bool unstartedOnly) {
   FlatBufferBuilder fbb(64);
-  auto m = wire::CreateCancel(fbb, id);
+  auto m = wire::CreateCancel(fbb, id, unstartedOnly);
   return finish(fbb, wire::Message::Cancel, m.Union(), max);
 }
 

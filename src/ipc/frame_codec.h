@@ -16,7 +16,7 @@
 
 namespace isolane {
 
-inline constexpr std::uint32_t kProtocolVersion = 5;
+inline constexpr std::uint32_t kProtocolVersion = 6;
 inline constexpr std::size_t kDefaultMaxFrameBytes = 32u << 20;  // 32 MiB
 inline constexpr std::size_t kFrameHeaderBytes = 4;
 // Response bodies that are not streamed cross in chunks of at most this size.
@@ -52,7 +52,9 @@ Result<std::string> encodeRequestBody(std::uint64_t id, std::string_view data, b
 Result<std::string> encodeBodyCredit(std::uint64_t id, std::uint32_t bytes,
                                      std::size_t maxFrameBytes);
 Result<std::string> encodeCredit(std::uint64_t id, std::uint32_t bytes, std::size_t maxFrameBytes);
-Result<std::string> encodeCancel(std::uint64_t id, std::size_t maxFrameBytes);
+// unstartedOnly: a withdrawal (see wire.fbs): only a request that has not started is given back.
+Result<std::string> encodeCancel(std::uint64_t id, std::size_t maxFrameBytes,
+                                 bool unstartedOnly = false);
 Result<std::string> encodeHeartbeat(std::uint64_t seq, std::size_t maxFrameBytes);
 Result<std::string> encodeHeartbeatAck(const wire::HeartbeatAckT& ack, std::size_t maxFrameBytes);
 Result<std::string> encodeShutdown(std::uint32_t drainMs, std::size_t maxFrameBytes);

@@ -46,8 +46,9 @@ enum class FailureKind : std::uint8_t {
   kWorkerCrashed,    // the worker process running it died (retryable: nothing was answered)
   kIsolateRecycled,  // its app's isolate was replaced (heap limit, leak) before it finished
   kClientGone,       // its client went away before it ran: it was dropped, not run
+  kWithdrawn,        // given back unstarted at the master's asking, which sends it elsewhere
 };
-inline constexpr FailureKind kLastFailureKind = FailureKind::kClientGone;
+inline constexpr FailureKind kLastFailureKind = FailureKind::kWithdrawn;
 
 // Stable, greppable codes for logs and the x-isolane-error header.
 constexpr std::string_view failureCode(FailureKind kind) {
@@ -76,6 +77,8 @@ constexpr std::string_view failureCode(FailureKind kind) {
       return "ISOLATE_RECYCLED";
     case FailureKind::kClientGone:
       return "CLIENT_GONE";
+    case FailureKind::kWithdrawn:
+      return "WITHDRAWN";
   }
   return "INTERNAL";
 }

@@ -229,6 +229,7 @@ void SubprocessBackend::cancel(std::uint64_t handle) {
                                "the client went away while the request was queued"));
       return;
     }
+    it->second.clientGone = true;
     Slot& slot = *slots_[static_cast<std::size_t>(it->second.slot)];
     if (slot.generation != it->second.generation || !slot.proc) return;
     proc = slot.proc;

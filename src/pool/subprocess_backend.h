@@ -120,6 +120,9 @@ class SubprocessBackend final : public Backend {
   void countAppLocked(const std::string& app, bool up);
   // Every executor thread of the worker is inside one turn for longer than wedgedTurn.
   bool wedgedLocked(const Slot& slot) const;
+  // Asks each wedged worker to give back the requests it has not started (GETs and HEADs without
+  // a body, which can be sent again as they are), to move them to a worker that is free.
+  void withdrawFromWedgedLocked(Outbox& outbox);
   // No other slot of its lane is live or about to be (all rest after spending their budget).
   bool lastLiveOfLaneLocked(const Slot& slot, SteadyTime now) const;
   // The first backoff of the floor; doubled for each spent budget in a row, up to the cooldown.

@@ -193,6 +193,29 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
       auto kind = static_cast<FailureKind>(m->kind());
       std::string detail = m->detail() ? m->detail()->str() : "";
       std::uint64_t id = m->id();
+      if (kind == FailureKind::kWithdrawn) {
+        // Given back unstarted, as asked: to another worker, with the same handle. Unasked, it is
+        // the worker's bug, and its client gets a 500 rather than a lost request.
+        if (!p->withdrawing || !p->replay || !p->done) {
+          lock.unlock();
+          finish(id, AppResponse::failed(FailureKind::kInternal, "withdrawn unasked"));
+          return;
+        }
+        if (p->clientGone) {  // its client left meanwhile: not sent again
+          lock.unlock();
+          finish(id, AppResponse::failed(FailureKind::kClientGone,
+                                         "the client went away before the request started"));
+          return;
+        }
+        std::function<void(AppResponse)> done = std::move(p->done);
+        std::shared_ptr<const AppRequest> again = p->replay;
+        SteadyTime arrived = p->arrived;
+        forgetLocked(id);
+        decisions_.with({"moved"}).inc();
+        lock.unlock();
+        route(*again, std::move(done), arrived, /*replayed=*/false, id);
+        return;
+      }
       if (!p->done) {  // after the head of a streamed body: the response is cut
         if (p->pipe) p->pipe->fail(std::string(failureCode(kind)) + ": " + detail);
         forgetLocked(id);

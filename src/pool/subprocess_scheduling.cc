@@ -67,6 +67,27 @@ SubprocessBackend::Pick SubprocessBackend::pickLocked(bool stream) {
   return pick;
 }
 
+void SubprocessBackend::withdrawFromWedgedLocked(Outbox& outbox) {
+  if (options_.wedgedTurn.count() == 0) return;
+  std::vector<bool> wedged(slots_.size());
+  bool any = false;
+  for (const auto& s : slots_) {
+    bool w = s->state == SlotState::kReady && wedgedLocked(*s);
+    wedged[static_cast<std::size_t>(s->index)] = w;
+    any |= w;
+  }
+  if (!any) return;
+  for (auto& [id, p] : pending_) {
+    Slot& slot = *slots_[static_cast<std::size_t>(p.slot)];
+    if (!wedged[static_cast<std::size_t>(p.slot)] || slot.generation != p.generation) continue;
+    if (p.withdrawing || p.clientGone || p.headSeen || p.stream || !p.replay || !p.done) continue;
+    auto frame = encodeCancel(id, options_.maxFrameBytes, /*unstartedOnly=*/true);
+    if (!frame) continue;
+    p.withdrawing = true;
+    outbox.emplace_back(slot.proc, std::move(frame.value()));
+  }
+}
+
 bool SubprocessBackend::overFairShareLocked(const std::string& app) const {
   // Equal shares among the apps with requests in flight.
   std::size_t total = 0, apps = 0, mine = 0;

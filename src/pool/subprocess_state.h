@@ -68,6 +68,10 @@ struct SubprocessBackend::Pending {
   // error, say), it is sent once more, to whichever worker is ready, instead of failing.
   std::shared_ptr<const AppRequest> replay = {};
   SteadyTime arrived{};
+  // Its worker was asked to give it back unstarted (the worker is wedged): a WITHDRAWN failure
+  // then sends it to another worker instead of to its client.
+  bool withdrawing = false;
+  bool clientGone = false;  // cancel() was called: never moved, never sent again
 };
 
 // A request that may be sent twice: nothing of it changes state by the Fetch and HTTP standards

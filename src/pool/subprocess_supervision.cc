@@ -267,6 +267,7 @@ void SubprocessBackend::superviseOnce() {
           break;
       }
     }
+    withdrawFromWedgedLocked(outbox);
     // The last resort: a request its worker never answered, long past every deadline of its own.
     for (auto& [id, p] : pending_) {
       // A stream that waits for its client to read is not wedged.

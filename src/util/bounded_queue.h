@@ -28,6 +28,32 @@ class BoundedQueue {
   // knows it has seen every item.
   void close() { items_.lock()->closed = true; }
 
+  // Safe from any thread (a snapshot: it may change at once).
+  std::size_t size() { return items_.lock()->items.size(); }
+
+  // Safe from any thread. Moves the oldest item into `out`; false when there is none.
+  bool tryPop(T& out) {
+    auto q = items_.lock();
+    if (q->items.empty()) return false;
+    out = std::move(q->items.front());
+    q->items.pop_front();
+    return true;
+  }
+
+  // Safe from any thread. Moves the oldest item `matches` into `out`; false when none does.
+  template <typename Pred>
+  bool takeIf(Pred matches, T& out) {
+    auto q = items_.lock();
+    for (auto it = q->items.begin(); it != q->items.end(); ++it) {
+      if (matches(*it)) {
+        out = std::move(*it);
+        q->items.erase(it);
+        return true;
+      }
+    }
+    return false;
+  }
+
   // Safe from any thread. Moves every queued item into `out` (appended), oldest first.
   void drainInto(std::deque<T>& out) {
     auto q = items_.lock();
@@ -36,7 +62,6 @@ class BoundedQueue {
       q->items.pop_front();
     }
   }
-
 
  private:
   const std::size_t capacity_;

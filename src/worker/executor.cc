@@ -52,6 +52,26 @@ void Executor::cancel(std::uint64_t key) {
   pushControl(std::move(c));
 }
 
+void Executor::withdraw(std::uint64_t key) {
+  // Still in the queue (the thread is inside a turn, or has not woken): taken back here, on the
+  // caller's thread, since the executor thread may not come back for seconds.
+  RequestJob job;
+  if (key != 0 &&
+      requests_.takeIf([key](const RequestJob& j) { return j.cancelKey == key; }, job)) {
+    status_.pending.fetch_sub(1, std::memory_order_relaxed);
+    // Its client may have left while it waited: then it is dropped, not sent elsewhere.
+    bool gone = controls_.lock()->cancelled.count(key) != 0;
+    job.done(gone ? AppResponse::failed(FailureKind::kClientGone,
+                                        "the client went away before the request started")
+                  : AppResponse::failed(FailureKind::kWithdrawn, "withdrawn before it started"));
+    return;
+  }
+  // Otherwise the thread may have it in hand: it is checked before it starts, for one pass (the
+  // set is taken with the controls); one that has started goes on, and the key is forgotten.
+  controls_.lock()->withdrawn.insert(key);
+  doorbell_.ring();
+}
+
 void Executor::credit(std::uint64_t key, std::size_t bytes) {
   if (bytes == 0) return;
   Control c;
@@ -173,10 +193,11 @@ void Executor::run() {
       auto q = controls_.lock();
       std::swap(controls, *q);
     }
-    requests_.drainInto(jobs);
-    while (!jobs.empty()) {
-      RequestJob job = std::move(jobs.front());
-      jobs.pop_front();
+    // One at a time, each just before it starts: what waits behind a long turn stays in the
+    // queue, where withdraw() can take it back from another thread. At most what was there when
+    // the pass began: arrivals wait for the next pass, after this one's timers and I/O.
+    RequestJob job;
+    for (std::size_t n = requests_.size(); n > 0 && requests_.tryPop(job); --n) {
       // Counted out when answered, on this thread: the submitter's callback is moved, not
       // copied, once per request.
       job.done = [this, done = std::move(job.done)](AppResponse r) {
@@ -192,6 +213,10 @@ void Executor::run() {
         // this pass, or arrived while an earlier job of this pass ran its turn).
         job.done(AppResponse::failed(FailureKind::kClientGone,
                                      "the client went away before the request started"));
+      } else if (job.cancelKey != 0 && (controls.withdrawn.count(job.cancelKey) != 0 ||
+                                        controls_.lock()->withdrawn.count(job.cancelKey) != 0)) {
+        // It waited behind a long turn here; the master sends it to a worker that is free.
+        job.done(AppResponse::failed(FailureKind::kWithdrawn, "withdrawn before it started"));
       } else if (job.execution) {
         isolates.startExecution(std::move(job));
       } else {

@@ -64,6 +64,11 @@ class Executor {
   // away (see EventLoop::cancelRequest). Unknown or finished keys are ignored.
   void cancel(std::uint64_t key);
 
+  // Safe from any thread. The request submitted with cancel key `key` is answered WITHDRAWN
+  // instead of started, if it has not started yet (its submitter places it elsewhere); a started
+  // one goes on. Unknown keys are ignored.
+  void withdraw(std::uint64_t key);
+
   // Safe from any thread. `bytes` of the streamed body of that request reached its client: the
   // request may stream that many more (see StreamSink).
   void credit(std::uint64_t key, std::size_t bytes);
@@ -146,6 +151,7 @@ class Executor {
     std::deque<Control> order;  // in arrival order; a credit or cancel once per key
     std::unordered_map<std::uint64_t, std::size_t> credits;  // summed per key
     std::unordered_set<std::uint64_t> cancelled;
+    std::unordered_set<std::uint64_t> withdrawn;  // matters only until the request starts
   };
   Guarded<Controls> controls_;
   Doorbell doorbell_;

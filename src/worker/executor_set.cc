@@ -115,6 +115,10 @@ void ExecutorSet::cancel(std::uint64_t key) {
   if (Executor* e = routeOf(key)) e->cancel(key);
 }
 
+void ExecutorSet::withdraw(std::uint64_t key) {
+  if (Executor* e = routeOf(key)) e->withdraw(key);
+}
+
 void ExecutorSet::credit(std::uint64_t key, std::size_t bytes) {
   if (Executor* e = routeOf(key)) e->credit(key, bytes);
 }

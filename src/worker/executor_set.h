@@ -39,6 +39,7 @@ class ExecutorSet {
   // False when the chosen thread's queue is full or it is stopping (`job` untouched).
   bool submit(RequestJob& job);
   void cancel(std::uint64_t key);
+  void withdraw(std::uint64_t key);
   void credit(std::uint64_t key, std::size_t bytes);
   void requestBody(std::uint64_t key, std::string piece, bool end, std::string error);
   void toolAnswer(std::uint64_t key, std::uint64_t call, bool ok, std::string text);

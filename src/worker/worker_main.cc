@@ -258,9 +258,15 @@ int runWorkerProcess(const WorkerProcessOptions& options) {
                               m->text() ? m->text()->str() : std::string());
           break;
         }
-        case wire::Message::Cancel:
-          executor.cancel(frame->message_as_Cancel()->id());
+        case wire::Message::Cancel: {
+          const wire::Cancel* m = frame->message_as_Cancel();
+          if (m->unstarted_only()) {
+            executor.withdraw(m->id());
+          } else {
+            executor.cancel(m->id());
+          }
           break;
+        }
         case wire::Message::Shutdown:
           executor.stop();  // answers what still runs with SHUTTING_DOWN
           return 0;
