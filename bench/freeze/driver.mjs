@@ -64,7 +64,7 @@ async function healthyClient(i) {
 async function renderClient() {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   while (Date.now() < until) {
-    const r = await get(agent, '/render?ms=3000');
+    const r = await get(agent, '/render?ms=5000');
     if (r.status === 0) result.renders.lost++;
     else result.renders.status[r.status] = (result.renders.status[r.status] ?? 0) + 1;
     if (r.status === 503) await new Promise((ok) => setTimeout(ok, 100));

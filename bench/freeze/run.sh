@@ -103,7 +103,7 @@ median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR] = $1} END {print a[int((
 run_variant() {
   local name=$1 rep idle freeze hogs i
   shift
-  local idles="" p99s="" p50s="" sheds="" lost="" kills="" respawns="" sse="" renders=""
+  local idles="" p99s="" p50s="" maxes="" sheds="" lost="" kills="" respawns="" sse="" renders=""
   for rep in $(seq "$REPS"); do
     log "$name, run $rep of $REPS"
     serve "$@"
@@ -122,10 +122,11 @@ run_variant() {
     idles+="$(field "$idle" healthy.p99Ms) "
     p99s+="$(field "$freeze" healthy.p99Ms) "
     p50s+="$(field "$freeze" healthy.p50Ms) "
+    maxes+="$(field "$freeze" healthy.maxMs) "
     sheds+="$(field "$freeze" healthy.status.503) "
     lost+="$(( $(field "$freeze" healthy.lost) + $(field "$freeze" healthy.shedWithoutRetryAfter) + $(field "$freeze" renders.lost) )) "
     sse+="$(field "$freeze" sse.lost) "
-    renders+="$(field "$freeze" renders.status.500) "
+    renders+="$(field "$freeze" renders.status.500)/$(field "$freeze" renders.status.200) "
     kills+="$(grep -c 'last resort' "$TMP/server.log" || true) "
     respawns+="$(metric isolane_worker_respawns_total) "
     unserve
@@ -138,15 +139,15 @@ run_variant() {
   [ "$(echo "$lost" | tr ' ' '\n' | grep . | sort -g | tail -1)" = 0 ] || pass="FAIL (lost)"
   [ "$(echo "$kills $respawns" | tr ' ' '\n' | grep . | sort -g | tail -1)" = 0 ] || pass="FAIL (kill/respawn)"
   [ "$(echo "$sse" | tr ' ' '\n' | grep . | sort -g | tail -1)" = 0 ] || pass="FAIL (sse)"
-  printf '| %s | %.1f | %.1f | %.1f | %s | %s | %s | %s | %s | %s |\n' "$name" "$idle99" \
-    "$(echo "$p50s" | median)" "$p99" "$bound" "$(echo "$sheds" | median)" \
+  printf '| %s | %.1f | %.1f | %.1f | %.0f | %s | %s | %s | %s | %s | %s |\n' "$name" "$idle99" \
+    "$(echo "$p50s" | median)" "$p99" "$(echo "$maxes" | median)" "$bound" "$(echo "$sheds" | median)" \
     "$(echo "$renders" | median)" "$(echo "$lost" | median)" "$(echo "$kills" | median)/$(echo "$respawns" | median)" "$pass"
 }
 
 echo "freeze: $REPS runs of ${DURATION} s idle + ${DURATION} s frozen per row, medians; $CORES CPU hogs; healthy routes /hello and /json, 16 clients"
 echo
-echo "| mechanisms | idle p99 ms | frozen p50 ms | frozen p99 ms | bound ms | healthy 503s | renders ended at the CPU budget | lost | SIGKILLs/respawns | verdict |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| mechanisms | idle p99 ms | frozen p50 ms | frozen p99 ms | frozen max ms | bound ms | healthy 503s | renders ended at the CPU budget/answered | lost | SIGKILLs/respawns | verdict |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 run_variant "all on (defaults)"
 run_variant "wedge-aware scheduling off" ISOLANE_WEDGED_TURN_MS=0
 run_variant "delay admission off" ISOLANE_SHED_DELAY_MS=0
