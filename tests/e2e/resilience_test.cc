@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -159,6 +160,61 @@ TEST_F(ResilienceTest, AnIoBoundCrowdIsNeverShed) {
   for (auto& c : clients) ok += c->read().result_int() == 200;
   EXPECT_EQ(ok, 400);
   EXPECT_EQ(sample(metrics(), R"(isolane_admission_rejected_total{reason="overloaded"})"), 0);
+}
+
+// The freeze, short (`bench/run freeze` is the whole of it): two workers, one client in a loop on
+// a route whose every request burns CPU until the 2 s budget ends it (a wedged render), eight
+// clients in a loop on a healthy route. No healthy request waits for a render (one placed on a
+// worker just before its render became a long turn is moved within about 150 ms), nothing is
+// lost, and no worker is killed or respawned: the in-V8 deadline ends each render.
+TEST_F(ResilienceTest, HealthyRoutesNeverWaitForAWedgedRender) {
+  ServerConfig config;
+  config.pool.size = 2;
+  config.executorThreads = 1;
+  config.apps = {test::fixtureApp("render", "spin.js", "/render"),
+                 test::fixtureApp("hello", "hello.js", "/hello")};
+  start(std::move(config));
+  std::atomic<bool> stop{false};
+  std::atomic<int> renders{0};
+  std::thread render([&] {
+    HttpConnection c(port_);
+    while (!stop) {
+      Response r = c.request("GET", "/render?ms=5000");
+      EXPECT_EQ(r.result_int(), 500);
+      EXPECT_EQ(r["x-isolane-error"], "CPU_LIMIT");
+      ++renders;
+    }
+  });
+  std::vector<std::thread> healthy;
+  std::vector<double> worstMs(8, 0);
+  std::vector<int> answered(8, 0);
+  for (int i = 0; i < 8; ++i) {
+    healthy.emplace_back([&, i] {
+      HttpConnection c(port_);
+      auto until = std::chrono::steady_clock::now() + 4500ms;
+      while (std::chrono::steady_clock::now() < until) {
+        auto t0 = std::chrono::steady_clock::now();
+        Response r = c.request("GET", "/hello");
+        std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - t0;
+        EXPECT_EQ(r.result_int(), 200);
+        answered[i] += r.result_int() == 200;
+        worstMs[i] = std::max(worstMs[i], took.count());
+      }
+    });
+  }
+  for (auto& t : healthy) t.join();
+  stop = true;
+  render.join();
+  EXPECT_GE(renders, 2);
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_GT(answered[i], 0);
+    EXPECT_LT(worstMs[i], 1000) << "client " << i << " waited for a render";
+  }
+  std::string page = metrics();
+  EXPECT_EQ(sample(page, "isolane_worker_respawns_total"), 0) << page;
+  EXPECT_EQ(sample(page, R"(isolane_worker_crashes_total{slot="0"})") +
+                sample(page, R"(isolane_worker_crashes_total{slot="1"})"),
+            0);
 }
 
 }  // namespace
