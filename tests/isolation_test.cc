@@ -62,6 +62,17 @@ std::future<AppResponse> send(Executor& executor, const std::string& app, const 
   return future;
 }
 
+// Submits with a cancel key, as a backend does (cancel and withdraw find the request by it).
+std::future<AppResponse> submitKeyed(Executor& executor, const std::string& app,
+                                     const std::string& path, std::uint64_t key) {
+  auto p = std::make_shared<std::promise<AppResponse>>();
+  auto f = p->get_future();
+  RequestJob job{AppRequest{app, "r", "GET", "http://test.local" + path, {}, ""},
+                 [p](AppResponse r) { p->set_value(std::move(r)); }, key};
+  EXPECT_TRUE(executor.submit(job));
+  return f;
+}
+
 AppResponse call(Executor& executor, const std::string& app, const std::string& path) {
   auto future = send(executor, app, path);
   EXPECT_EQ(future.wait_for(20s), std::future_status::ready) << "no answer for " << path;
@@ -223,16 +234,8 @@ TEST(AppIsolation, ARequestWhoseClientLeftWhileItWaitedIsDroppedUnrun) {
   Executor executor(o, log);
   ASSERT_TRUE(executor.loadApp(AppSpec{"spin", kApps + "spin.js", {}}));
   ASSERT_TRUE(executor.loadApp(AppSpec{"counter", kApps + "counter.js", {}}));
-  auto submitKeyed = [&](const std::string& app, const std::string& path, std::uint64_t key) {
-    auto p = std::make_shared<std::promise<AppResponse>>();
-    auto f = p->get_future();
-    RequestJob job{AppRequest{app, "r", "GET", "http://test.local" + path, {}, ""},
-                   [p](AppResponse r) { p->set_value(std::move(r)); }, key};
-    EXPECT_TRUE(executor.submit(job));
-    return f;
-  };
-  auto spun = submitKeyed("spin", "/?ms=300", 1);
-  auto waiting = submitKeyed("counter", "/", 2);  // behind the spin's turn
+  auto spun = submitKeyed(executor, "spin", "/?ms=300", 1);
+  auto waiting = submitKeyed(executor, "counter", "/", 2);  // behind the spin's turn
   executor.cancel(2);
   AppResponse dropped = waiting.get();
   EXPECT_EQ(dropped.failure, FailureKind::kClientGone) << dropped.failureDetail;
@@ -247,17 +250,9 @@ TEST(AppIsolation, ARequestWaitingBehindALongTurnIsGivenBackAtOnceWhenWithdrawn)
   Executor executor(o, log);
   ASSERT_TRUE(executor.loadApp(AppSpec{"spin", kApps + "spin.js", {}}));
   ASSERT_TRUE(executor.loadApp(AppSpec{"counter", kApps + "counter.js", {}}));
-  auto submitKeyed = [&](const std::string& app, const std::string& path, std::uint64_t key) {
-    auto p = std::make_shared<std::promise<AppResponse>>();
-    auto f = p->get_future();
-    RequestJob job{AppRequest{app, "r", "GET", "http://test.local" + path, {}, ""},
-                   [p](AppResponse r) { p->set_value(std::move(r)); }, key};
-    EXPECT_TRUE(executor.submit(job));
-    return f;
-  };
-  auto spun = submitKeyed("spin", "/?ms=1000&say", 1);
+  auto spun = submitKeyed(executor, "spin", "/?ms=1000&say", 1);
   ASSERT_TRUE(eventually([&] { return log.said(); }));
-  auto waiting = submitKeyed("counter", "/", 2);
+  auto waiting = submitKeyed(executor, "counter", "/", 2);
   executor.withdraw(2);  // on this thread, while the executor thread spins
   ASSERT_EQ(waiting.wait_for(0s), std::future_status::ready);
   EXPECT_EQ(waiting.get().failure, FailureKind::kWithdrawn);
