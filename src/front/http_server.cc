@@ -80,8 +80,7 @@ void HttpServer::Impl::accept() {
       try {
         onAccept(ec, std::move(socket));
       } catch (const std::exception& e) {
-        logEvent(Level::kError, "unexpected failure accepting a connection",
-                 {{"error", e.what()}});
+        logEvent(Level::kError, "unexpected failure accepting a connection", {{"error", e.what()}});
         acceptLater(std::chrono::milliseconds(100));
       }
     });
@@ -226,8 +225,15 @@ void HttpServer::stop(std::chrono::milliseconds drain, const std::function<void(
     s.acceptBackoff.cancel();
   });
   auto until = std::chrono::steady_clock::now() + drain;
+  // Idle keep-alive connections are closed at once (and each that turns idle after its answer):
+  // nothing more will be read from them.
+  auto closeIdle = [&s] {
+    while (auto idle = s.context.idle.takeOldest()) idle->reclaim();
+  };
+  closeIdle();
   while (s.context.requestsInFlight > 0 && std::chrono::steady_clock::now() < until) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    closeIdle();
   }
   // What is still running gets its answer now (503 from a stopping backend) and is written.
   if (drained) drained();
