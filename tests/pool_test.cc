@@ -321,7 +321,8 @@ TEST_F(PoolTest, PerWorkerFiguresCountEveryRequestInFlight) {
   SubprocessBackend pool(options(realWorker(), 1), metrics_);
   ASSERT_TRUE(pool.start({AppSpec{"slow", kApps + "slow.js", {}}}));
   std::vector<std::future<AppResponse>> answers;
-  for (int i = 0; i < 32; ++i) answers.push_back(call(pool, "slow", "/?ms=800"));
+  // Long enough that none is answered before the figures are read, on a slow machine too.
+  for (int i = 0; i < 32; ++i) answers.push_back(call(pool, "slow", "/?ms=3000"));
   ASSERT_TRUE(eventually([&] { return pool.workers()[0].pending == 32; }))
       << pool.workers()[0].pending;
   EXPECT_EQ(pool.workers()[0].inFlight, 32u);
@@ -491,7 +492,7 @@ TEST_F(PoolTest, AKilledWorkersSlotIsUsedOnlyWhenNoOtherCanBe) {
   ASSERT_TRUE(eventually([&] { return pidOf(pool, 0) != 0 && pidOf(pool, 0) != victim; }));
   EXPECT_TRUE(pool.workers()[0].quarantined);
   std::vector<std::future<AppResponse>> answers;
-  for (int i = 0; i < 3; ++i) answers.push_back(call(pool, "slow", "/?ms=500"));
+  for (int i = 0; i < 3; ++i) answers.push_back(call(pool, "slow", "/?ms=2000"));
   EXPECT_TRUE(eventually([&] { return pool.workers()[1].inFlight == 3; }));
   EXPECT_EQ(pool.workers()[0].inFlight, 0u);
   answers.push_back(call(pool, "slow", "/?ms=500"));  // worker 1 is full: the fallback
