@@ -2,8 +2,9 @@
 # bench/freeze/run.sh: render-pool.md's freeze, reproduced (`bench/run freeze` runs it).
 #
 # A default server (only addresses and apps set) with five apps: hello and json (the healthy
-# routes, measured), sse (100 clients hold event streams), render (one client in a loop, 3 s of
-# CPU per request: wedged renders, ended at the 2 s CPU budget) and storm (its module rewritten
+# routes, measured), sse (100 clients hold event streams), render (one client in a loop, each
+# request spinning 5 s of wall time in one turn: wedged renders, ended by the 2 s CPU budget
+# unless the hogs left them less CPU than that) and storm (its module rewritten
 # every 100 ms). The host is saturated: a CPU hog on every core. The healthy routes' p99 is
 # measured on the idle server first, then under all of that, in the same run.
 # Pass: p99 under max(2 x idle p99, 50 ms); no worker SIGKILLed and no respawn; no request lost
