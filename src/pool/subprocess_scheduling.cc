@@ -28,7 +28,9 @@ SubprocessBackend::Pick SubprocessBackend::pickLocked(bool stream) {
   Pick pick;
   double bestScore = 0;
   Slot* byCounts = nullptr;  // what the in-flight counts alone would pick
-  SteadyTime now = std::chrono::steady_clock::now();
+  bool byCountsWedged = false;
+  SteadyTime now = std::chrono::steady_clock::now();  // the status pages' clock
+  SteadyTime clockNow = clock_.now();                 // the pool's (quarantines)
   // With the wedge check off, no turn is long enough to count.
   auto wedgeAfter = options_.wedgedTurn.count() > 0 ? options_.wedgedTurn : std::chrono::hours(24);
   for (auto& s : slots_) {
@@ -38,7 +40,6 @@ SubprocessBackend::Pick SubprocessBackend::pickLocked(bool stream) {
       continue;
     }
     if (s->inFlight >= options_.workerMaxInflight) continue;
-    if (!byCounts || s->inFlight < byCounts->inFlight) byCounts = s.get();
     std::uint32_t threads = 1, free = 1;
     bool overloaded = false;
     if (s->status) {
@@ -49,8 +50,12 @@ SubprocessBackend::Pick SubprocessBackend::pickLocked(bool stream) {
         overloaded = options_.shedDelay.count() > 0 && load.standingDelay > options_.shedDelay;
       }
     }
+    if (!byCounts || s->inFlight < byCounts->inFlight) {
+      byCounts = s.get();
+      byCountsWedged = free == 0;
+    }
     if (free == 0) continue;
-    bool quarantined = s->quarantinedUntil > clock_.now();
+    bool quarantined = s->quarantinedUntil > clockNow;
     double score = (quarantined ? 1e15 : 0) + (overloaded ? 1e12 : 0) +
                    static_cast<double>(s->inFlight + 1) * threads / free;
     if (!pick.slot || score < bestScore) {
@@ -62,7 +67,7 @@ SubprocessBackend::Pick SubprocessBackend::pickLocked(bool stream) {
   }
   if (!stream && byCounts && pick.slot != byCounts) {
     pick.allWedged = pick.slot == nullptr;
-    pick.avoidedWedged = pick.slot != nullptr && wedgedLocked(*byCounts);
+    pick.avoidedWedged = pick.slot != nullptr && byCountsWedged;
   }
   return pick;
 }

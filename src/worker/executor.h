@@ -108,10 +108,6 @@ class Executor {
   std::optional<std::chrono::steady_clock::time_point> busySince() const {
     return since(status_.passSinceNs);
   }
-  // Safe from any thread: when the synchronous JavaScript turn it is in began, if it is in one.
-  std::optional<std::chrono::steady_clock::time_point> turnSince() const {
-    return since(status_.turnSinceNs);
-  }
 
  private:
   struct LoadCommand {
