@@ -187,5 +187,24 @@ route = "/site"
   }
 }
 
+TEST(Config, TrustedProxiesAreAddresses) {
+  const std::string app = "\n[[app]]\nname = \"a\"\nmodule = \"a.js\"\nroute = \"/\"\n";
+  auto ok =
+      parseConfig("[server]\ntrusted_proxies = [\"10.0.0.1\", \"::1\"]\n" + app, "/b", "t.toml");
+  ASSERT_TRUE(ok) << ok.error();
+  EXPECT_EQ(ok->trustedProxies, (std::vector<std::string>{"10.0.0.1", "::1"}));
+  auto none = parseConfig("[server]\n" + app, "/b", "t.toml");
+  ASSERT_TRUE(none) << none.error();
+  EXPECT_TRUE(none->trustedProxies.empty());
+  auto range = parseConfig("[server]\ntrusted_proxies = [\"10.0.0.0/8\"]\n" + app, "/b", "t.toml");
+  ASSERT_FALSE(range);
+  EXPECT_NE(range.error().find("trusted_proxies: '10.0.0.0/8' is not an IPv4 or IPv6 address"),
+            std::string::npos)
+      << range.error();
+  auto scalar = parseConfig("[server]\ntrusted_proxies = \"10.0.0.1\"\n" + app, "/b", "t.toml");
+  ASSERT_FALSE(scalar);
+  EXPECT_NE(scalar.error().find("expected an array"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace isolane

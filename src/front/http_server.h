@@ -6,6 +6,7 @@
 // to the connection's strand. No exception escapes a reactor thread.
 
 #include <atomic>
+#include <boost/asio/ip/address.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -103,6 +104,9 @@ struct HttpServerOptions {
   // Open connections. At the limit the oldest idle one is closed for a new client; with none
   // idle, the new client is answered 503 + Retry-After and closed.
   std::size_t maxConnections = 10'000;
+  // Peers whose well-formed X-Request-Id is adopted as the request's id (a load balancer that
+  // made one); from any other peer the header is only passed to the app.
+  std::vector<boost::asio::ip::address> trustedProxies;
   InternalHandler internal;         // optional
   FrontMetrics* metrics = nullptr;  // optional
 };

@@ -30,6 +30,16 @@ HttpSession::HttpSession(tcp::socket socket, FrontContext& context)
       reader_(RequestLimits{context.options.maxHeaderBytes, context.options.maxBodyBytes}) {
   ++context_.connections;
   if (auto* m = context_.options.metrics) m->connections.with({}).add(1);
+  if (!context_.options.trustedProxies.empty()) {
+    boost::system::error_code ec;
+    auto peer = stream_.socket().remote_endpoint(ec).address();
+    if (peer.is_v6() && peer.to_v6().is_v4_mapped()) {
+      peer = boost::asio::ip::make_address_v4(boost::asio::ip::v4_mapped, peer.to_v6());
+    }
+    for (const auto& trusted : context_.options.trustedProxies) {
+      if (!ec && trusted == peer) peerTrusted_ = true;
+    }
+  }
 }
 
 HttpSession::~HttpSession() {
@@ -111,6 +121,17 @@ void HttpSession::unmarkIdle() {
     context_.idle.remove(idleKey_);
     idleKey_ = 0;
   }
+}
+
+void HttpSession::adoptRequestId(const RequestHead& head) {
+  if (!peerTrusted_ || !requestId_.empty()) return;
+  const std::string* found = nullptr;
+  for (const auto& [name, value] : head.headers) {
+    if (!beast::iequals(name, "x-request-id")) continue;
+    if (found) return;  // two ids: neither is the proxy's for sure
+    found = &value;
+  }
+  if (found && isWellFormedRequestId(*found)) requestId_ = *found;
 }
 
 const std::string& HttpSession::requestId() {
@@ -267,6 +288,7 @@ bool HttpSession::submitRequest(std::shared_ptr<BodyPipe> bodyStream) {
   const RequestHead& head = reader_.head();
   std::string_view host = head.host.empty() ? std::string_view("localhost") : head.host;
   started_ = Clock::now();
+  adoptRequestId(head);
   const std::string& id = requestId();
   if (context_.options.internal) {
     std::string_view target = head.target;
@@ -395,7 +417,7 @@ void HttpSession::respond(AppResponse r) {
   for (auto& [name, value] : r.headers) {
     if (!isHopByHopHeader(name)) res->insert(name, value);
   }
-  res->set("x-request-id", requestId());
+  addOwnHeaders(*res);
   bool noBody = r.status == 204 || r.status == 304;
   if (noBody) {
     // nothing: no Content-Length either

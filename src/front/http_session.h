@@ -109,6 +109,14 @@ class HttpSession final : public IdleConnection, public std::enable_shared_from_
   // Brings isolane_http_buffered_bytes up to date with what this connection holds now.
   void account();
   const std::string& requestId();
+  // isolane's own headers on an app's answer, each only where the app set none: the app's win.
+  // Today one: x-request-id.
+  template <typename Message>
+  void addOwnHeaders(Message& message) {
+    if (message.find("x-request-id") == message.end()) message.set("x-request-id", requestId());
+  }
+  // Takes the request's X-Request-Id as its id when the peer is a trusted proxy.
+  void adoptRequestId(const RequestHead& head);
 
   // Runs `f`; an exception it throws answers the current request with a 500 when nothing was
   // written for it yet, else closes the connection, and is logged.
@@ -132,6 +140,7 @@ class HttpSession final : public IdleConnection, public std::enable_shared_from_
   bool probing_ = false;           // a wait for readability is pending (see probe())
   bool resumeAfterProbe_ = false;  // the answer is written; read on once the wait ends
   bool closed_ = false;
+  bool peerTrusted_ = false;  // the peer is one of options.trustedProxies
   std::uint64_t cancelHandle_ = 0;
   std::uint64_t idleKey_ = 0;  // in context_.idle while nonzero
   bool isHead_ = false;

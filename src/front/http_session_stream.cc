@@ -62,7 +62,7 @@ void HttpSession::startStream(AppResponse r) {
   for (auto& [name, value] : r.headers) {
     if (!isHopByHopHeader(name)) head->insert(name, value);
   }
-  head->set("x-request-id", requestId());
+  addOwnHeaders(*head);
   streamKeep_ = keepAlive_ && !context_.stopping && !bodyOut_;
   streamChunked_ = false;
   if (streamLength_) {

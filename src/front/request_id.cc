@@ -12,10 +12,25 @@ std::string newRequestId() {
   // and no lock.
   static const std::uint64_t base = std::random_device{}() * 0x9E3779B97F4A7C15ull;
   static std::atomic<std::uint64_t> counter{0};
-  std::uint64_t v = base ^ (counter.fetch_add(1, std::memory_order_relaxed) * 0xBF58476D1CE4E5B9ull);
+  std::uint64_t v =
+      base ^ (counter.fetch_add(1, std::memory_order_relaxed) * 0xBF58476D1CE4E5B9ull);
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
   return std::string(buf, 16);
+}
+
+}  // namespace isolane
+
+namespace isolane {
+
+bool isWellFormedRequestId(std::string_view value) {
+  if (value.empty() || value.size() > 128) return false;
+  for (char c : value) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == ':' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
 }
 
 }  // namespace isolane

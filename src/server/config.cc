@@ -1,10 +1,13 @@
 #include "server/config.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <toml++/toml.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 
 #include "server/toml_values.h"
@@ -58,6 +61,27 @@ Status parseAdminListen(const std::string& text, ServerConfig& config) {
   }
   return parseHostPort(text, config.adminHost, config.adminPort);
 }
+
+namespace {
+
+Status readTrustedProxies(const toml::node& node, ServerConfig& config) {
+  const toml::array* list = node.as_array();
+  if (!list) return Error{"expected an array of addresses"};
+  config.trustedProxies.clear();
+  for (const toml::node& item : *list) {
+    std::optional<std::string> text = item.value<std::string>();
+    if (!text) return Error{"expected an array of addresses"};
+    unsigned char bytes[sizeof(in6_addr)];
+    if (inet_pton(AF_INET, text->c_str(), bytes) != 1 &&
+        inet_pton(AF_INET6, text->c_str(), bytes) != 1) {
+      return Error{"'" + *text + "' is not an IPv4 or IPv6 address"};
+    }
+    config.trustedProxies.push_back(*text);
+  }
+  return Status::success();
+}
+
+}  // namespace
 
 Status parseHostPort(const std::string& text, std::string* hostOut, std::uint16_t* portOut) {
   auto colon = text.rfind(':');
@@ -137,6 +161,11 @@ Result<ServerConfig> parseConfig(const std::string& text, const std::string& bas
   if (const toml::table* server = root["server"].as_table()) {
     if (auto dir = (*server)["state_dir"].value<std::string>()) config.stateDir = *dir;
     if (auto dir = (*server)["code_cache_dir"].value<std::string>()) config.codeCacheDir = *dir;
+    if (const toml::node* proxies = server->get("trusted_proxies")) {
+      if (Status s = readTrustedProxies(*proxies, config); !s) {
+        return Error{sourceName + " [server] trusted_proxies: " + s.error()};
+      }
+    }
     if (auto admin = (*server)["admin_listen"].value<std::string>()) {
       if (Status s = parseAdminListen(*admin, config); !s) {
         return Error{sourceName + " [server] admin_listen: " + s.error()};

@@ -60,6 +60,9 @@ struct ServerConfig {
   std::chrono::milliseconds streamIdleTimeout{60'000};
   std::chrono::milliseconds streamMaxDuration{3'600'000};
   std::chrono::milliseconds shutdownDrain{10'000};
+  // [server] trusted_proxies: addresses (IPv4 or IPv6, no ranges) whose X-Request-Id is adopted
+  // as the request's id. Empty: isolane makes every id.
+  std::vector<std::string> trustedProxies;
   std::size_t heapLimitMb = 128;
   std::size_t queueCapacity = 4096;  // per executor: requests accepted, not yet started
 
