@@ -19,7 +19,7 @@ PACKAGES=(
   libboost1.74-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libtomlplusplus-dev libflatbuffers-dev flatbuffers-compiler libgtest-dev libgmock-dev
   libbenchmark-dev clang libclang-rt-14-dev
-  clang-format clang-tidy openssl libssl-dev libseccomp-dev
+  clang-format clang-tidy openssl libssl-dev libseccomp-dev prometheus-cpp-dev zlib1g-dev
   nodejs npm
 )
 

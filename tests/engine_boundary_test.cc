@@ -37,11 +37,16 @@ TEST(EngineBoundary, TheEngineNeedsOnlyTheCAndCxxRuntimes) {
     auto at = line.find("Shared library: [");
     if (at != std::string::npos) needed.insert(line.substr(at + 17, line.find(']', at) - at - 17));
   }
-  // And libseccomp, for the worker sandbox: node bundles no copy of it, so nothing can bind to
-  // the wrong one.
-  std::set<std::string> allowed = {
-      "libc.so.6",      "libm.so.6", "libstdc++.so.6", "libgcc_s.so.1", "ld-linux-x86-64.so.2",
-      "libseccomp.so.2"};
+  // And libseccomp, for the worker sandbox, and prometheus-cpp's core, for the in-process
+  // backend's metrics: node bundles no copy of either (and neither needs anything but the C and
+  // C++ runtimes), so nothing can bind to the wrong one.
+  std::set<std::string> allowed = {"libc.so.6",
+                                   "libm.so.6",
+                                   "libstdc++.so.6",
+                                   "libgcc_s.so.1",
+                                   "ld-linux-x86-64.so.2",
+                                   "libseccomp.so.2",
+                                   "libprometheus-cpp-core.so.1.0"};
 #ifdef ISOLANE_SANITIZE
   allowed.insert("libubsan.so.1");  // `make test SANITIZE=1` builds the engine with UBSan
 #endif

@@ -1,58 +1,60 @@
 #pragma once
-// Metrics in the Prometheus text exposition format (version 0.0.4). Hand-written: Debian 12
-// packages no Prometheus client library for C++, and what we need is small: counters, gauges and
-// histograms in label families, plus collectors that add figures read at scrape time.
+// Metrics, exposed in the Prometheus text format (0.0.4): prometheus-cpp (Debian's
+// prometheus-cpp-dev) holds the counters, gauges and histograms and writes the text. This file
+// is a thin layer over it that keeps call sites short: a family is addressed by its label values
+// in the order of its label names, the metric found is cached so hot paths look it up once, and
+// collectors add figures read at scrape time (per-worker gauges, queue depth).
 //
-// Thread rule: every method is safe from any thread. Updating a metric is a relaxed atomic;
-// looking up a label set takes the family's lock, so hot paths keep the returned reference.
+// Thread rule: every method is safe from any thread. Updating a metric is prometheus-cpp's
+// atomic; looking up a label set takes the family's lock, so hot paths keep the returned
+// reference.
 
-#include <atomic>
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/metric_family.h>
+#include <prometheus/registry.h>
+
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace isolane {
 
 class Counter {
  public:
-  void inc(std::uint64_t n = 1) { value_.fetch_add(n, std::memory_order_relaxed); }
-  std::uint64_t value() const { return value_.load(std::memory_order_relaxed); }
+  explicit Counter(prometheus::Counter& native) : native_(native) {}
+  void inc(std::uint64_t n = 1) { native_.Increment(static_cast<double>(n)); }
+  std::uint64_t value() const { return static_cast<std::uint64_t>(native_.Value()); }
 
  private:
-  std::atomic<std::uint64_t> value_{0};
+  prometheus::Counter& native_;
 };
 
 class Gauge {
  public:
-  void set(double v) { value_.store(v, std::memory_order_relaxed); }
-  void add(double d) {
-    double cur = value_.load(std::memory_order_relaxed);
-    while (!value_.compare_exchange_weak(cur, cur + d, std::memory_order_relaxed)) {
-    }
-  }
-  double value() const { return value_.load(std::memory_order_relaxed); }
+  explicit Gauge(prometheus::Gauge& native) : native_(native) {}
+  void set(double v) { native_.Set(v); }
+  void add(double d) { native_.Increment(d); }  // d may be negative
+  double value() const { return native_.Value(); }
 
  private:
-  std::atomic<double> value_{0};
+  prometheus::Gauge& native_;
 };
 
 class Histogram {
  public:
-  explicit Histogram(std::vector<double> bounds);
-  void observe(double v);
-  // Cumulative counts per bound, then +Inf; and the sum.
-  std::vector<std::uint64_t> cumulative() const;
-  double sum() const { return sum_.load(std::memory_order_relaxed); }
-  const std::vector<double>& bounds() const { return bounds_; }
+  explicit Histogram(prometheus::Histogram& native) : native_(native) {}
+  void observe(double v) { native_.Observe(v); }
 
  private:
-  std::vector<double> bounds_;
-  std::unique_ptr<std::atomic<std::uint64_t>[]> counts_;  // one per bound, plus +Inf
-  std::atomic<double> sum_{0};
+  prometheus::Histogram& native_;
 };
 
 // Buckets for request latency, in seconds.
@@ -61,34 +63,50 @@ std::vector<double> latencyBuckets();
 template <typename Metric>
 class Family {
  public:
-  Family(std::string name, std::string help, std::vector<std::string> labels,
-         std::function<std::unique_ptr<Metric>()> make)
-      : name_(std::move(name)), help_(std::move(help)), labels_(std::move(labels)),
-        make_(std::move(make)) {}
+  // Makes the metric of one label set (prometheus-cpp's Family::Add, with its arguments).
+  using Make = std::function<std::unique_ptr<Metric>(const prometheus::Labels&)>;
+
+  Family(std::vector<std::string> labels, Make make)
+      : labels_(std::move(labels)), make_(std::move(make)) {}
 
   // The metric for these label values (in the order of the family's label names).
   Metric& with(const std::vector<std::string>& values) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto& slot = metrics_[values];
-    if (!slot) slot = make_();
+    if (!slot) {
+      prometheus::Labels labels;
+      for (std::size_t i = 0; i < labels_.size() && i < values.size(); ++i) {
+        labels[labels_[i]] = values[i];
+      }
+      slot = make_(labels);
+    }
     return *slot;
   }
 
-  void render(std::string& out, const char* type) const;
-
  private:
-  const std::string name_, help_;
   const std::vector<std::string> labels_;
-  const std::function<std::unique_ptr<Metric>()> make_;
-  mutable std::mutex mutex_;  // guards metrics_
+  const Make make_;
+  std::mutex mutex_;  // guards metrics_
   std::map<std::vector<std::string>, std::unique_ptr<Metric>> metrics_;
 };
 
-// Appends figures that are read at scrape time (per-worker gauges, queue depth).
-using Collector = std::function<void(std::string& out)>;
+// What a collector adds at scrape time: families of samples, in prometheus-cpp's form.
+class Scrape {
+ public:
+  // Starts a family; type is "gauge" or "counter".
+  void family(const std::string& name, const std::string& help, const char* type);
+  // Adds a sample to the family started last.
+  void sample(const std::vector<std::pair<std::string, std::string>>& labels, double value);
+
+  std::vector<prometheus::MetricFamily> families;
+};
+
+using Collector = std::function<void(Scrape& out)>;
 
 class MetricsRegistry {
  public:
+  MetricsRegistry();
+
   Family<Counter>& counter(const std::string& name, const std::string& help,
                            std::vector<std::string> labels = {});
   Family<Gauge>& gauge(const std::string& name, const std::string& help,
@@ -97,20 +115,16 @@ class MetricsRegistry {
                                std::vector<std::string> labels, std::vector<double> bounds);
   void addCollector(Collector collector);
 
+  // Every family and every collector's, in the text exposition format.
   std::string render() const;
 
  private:
+  std::shared_ptr<prometheus::Registry> registry_;
   mutable std::mutex mutex_;  // guards the lists below
   std::vector<std::unique_ptr<Family<Counter>>> counters_;
   std::vector<std::unique_ptr<Family<Gauge>>> gauges_;
   std::vector<std::unique_ptr<Family<Histogram>>> histograms_;
   std::vector<Collector> collectors_;
 };
-
-// Writes one sample line: name{a="x",b="y"} value.
-void writeSample(std::string& out, const std::string& name,
-                 const std::vector<std::pair<std::string, std::string>>& labels, double value);
-void writeHeader(std::string& out, const std::string& name, const std::string& help,
-                 const char* type);
 
 }  // namespace isolane

@@ -66,12 +66,12 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
     slot->budget = CrashBudget(options_.crashBudget);
     slots_.push_back(std::move(slot));
   }
-  metrics.addCollector([this](std::string& out) {
+  metrics.addCollector([this](Scrape& out) {
     std::vector<WorkerInfo> info = workers();
     auto perSlot = [&](const char* name, const char* help, auto value) {
-      writeHeader(out, name, help, "gauge");
+      out.family(name, help, "gauge");
       for (const WorkerInfo& w : info) {
-        writeSample(out, name, {{"slot", slotName(w.slot)}}, static_cast<double>(value(w)));
+        out.sample({{"slot", slotName(w.slot)}}, static_cast<double>(value(w)));
       }
     };
     perSlot("isolane_worker_inflight",
@@ -89,11 +89,10 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
     perSlot("isolane_worker_longest_turn_seconds",
             "The longest synchronous JavaScript turn in progress in the worker",
             [](const WorkerInfo& w) { return w.longestTurn.count() / 1000.0; });
-    writeHeader(out, "isolane_worker_turn_cpu_seconds_total",
-                "CPU time the worker's JavaScript turns used", "counter");
+    out.family("isolane_worker_turn_cpu_seconds_total",
+               "CPU time the worker's JavaScript turns used", "counter");
     for (const WorkerInfo& w : info) {
-      writeSample(out, "isolane_worker_turn_cpu_seconds_total", {{"slot", slotName(w.slot)}},
-                  static_cast<double>(w.turnCpuNs) / 1e9);
+      out.sample({{"slot", slotName(w.slot)}}, static_cast<double>(w.turnCpuNs) / 1e9);
     }
     perSlot("isolane_worker_streams", "Streamed responses in flight per worker slot",
             [](const WorkerInfo& w) { return w.streams; });
@@ -115,10 +114,10 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
       std::lock_guard<std::mutex> lock(mu_);
       depth = queue_.size();
     }
-    writeHeader(out, "isolane_queue_depth", "Requests waiting for room", "gauge");
-    writeSample(out, "isolane_queue_depth", {}, static_cast<double>(depth));
-    writeHeader(out, "isolane_pool_inflight", "Requests admitted and not answered", "gauge");
-    writeSample(out, "isolane_pool_inflight", {}, static_cast<double>(inFlight()));
+    out.family("isolane_queue_depth", "Requests waiting for room", "gauge");
+    out.sample({}, static_cast<double>(depth));
+    out.family("isolane_pool_inflight", "Requests admitted and not answered", "gauge");
+    out.sample({}, static_cast<double>(inFlight()));
   });
   if (!manualSupervision_) {
     supervisor_ = std::thread([this] {
