@@ -110,7 +110,8 @@ extern "C" int isolaneTestMain(int argc, char** argv) {
   std::vector<fs::path> files;
   for (const auto& entry : fs::directory_iterator(dir)) {
     std::string name = entry.path().filename().string();
-    if (name.size() > 8 && name.substr(name.size() - 8) == ".test.js") files.push_back(entry.path());
+    if (name.size() > 8 && name.substr(name.size() - 8) == ".test.js")
+      files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
   int failures = 0;
@@ -126,13 +127,19 @@ extern "C" int isolaneTestMain(int argc, char** argv) {
       ++failures;
       continue;
     }
-    std::vector<std::string> names = parseNames(call(suite, "/__list"));
+    std::string listing = call(suite, "/__list");
+    std::vector<std::string> names = parseNames(listing);
+    if (listing.empty() || listing.front() != '[' || names.empty()) {
+      // A suite that cannot say its tests (or has none) fails: it must not pass by running none.
+      std::cerr << "cannot list the tests of " << file << ": " << listing << "\n";
+      ++failures;
+      continue;
+    }
     for (std::size_t i = 0; i < names.size(); ++i) {
-      ::testing::RegisterTest(("WebJs/" + testName(suite)).c_str(), testName(names[i]).c_str(),
-                              nullptr, nullptr, __FILE__, __LINE__,
-                              [suite, i]() -> ::testing::Test* {
-                                return new JsTest(suite, static_cast<int>(i));
-                              });
+      ::testing::RegisterTest(
+          ("WebJs/" + testName(suite)).c_str(), testName(names[i]).c_str(), nullptr, nullptr,
+          __FILE__, __LINE__,
+          [suite, i]() -> ::testing::Test* { return new JsTest(suite, static_cast<int>(i)); });
     }
   }
   int rc = RUN_ALL_TESTS();

@@ -3,9 +3,11 @@
 // becomes examples/<name>/dist/app.js, one self-contained ES module isolane can load (isolane
 // resolves no bare imports such as "hono" or "react").
 //
-// Usage: node tools/bundle-examples.mjs [--outdir-root DIR] [--force] [--quiet]
+// Usage: node tools/bundle-examples.mjs [--apps-root DIR] [--outdir-root DIR] [--force] [--quiet]
 //
-//   --outdir-root DIR  write DIR/<name>/dist/app.js instead of examples/<name>/dist/app.js
+//   --apps-root DIR    bundle DIR/<name>/src/app.* instead of examples/<name>/src/app.* (the
+//                      test suite's apps built on npm packages: tests/packages)
+//   --outdir-root DIR  write DIR/<name>/dist/app.js instead of <apps root>/<name>/dist/app.js
 //   --force            rebuild even when the output looks up to date
 //   --quiet            print nothing but errors
 //
@@ -19,14 +21,14 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const EXAMPLES = path.join(ROOT, "examples");
+let EXAMPLES = path.join(ROOT, "examples");
 const SELF = fileURLToPath(import.meta.url);
 const LOCKFILE = path.join(ROOT, "package-lock.json");
 const ENTRY_NAMES = ["app.js", "app.jsx", "app.ts", "app.tsx"];
 
 function usage(message) {
   if (message) console.error(`bundle-examples: ${message}`);
-  console.error("usage: node tools/bundle-examples.mjs [--outdir-root DIR] [--force] [--quiet]");
+  console.error("usage: node tools/bundle-examples.mjs [--apps-root DIR] [--outdir-root DIR] [--force] [--quiet]");
   process.exit(2);
 }
 
@@ -36,7 +38,10 @@ function parseArgs(argv) {
     const arg = argv[i];
     if (arg === "--force") opts.force = true;
     else if (arg === "--quiet" || arg === "-q") opts.quiet = true;
-    else if (arg === "--outdir-root") {
+    else if (arg === "--apps-root") {
+      if (i + 1 >= argv.length) usage("--apps-root needs a directory");
+      EXAMPLES = path.resolve(argv[++i]);
+    } else if (arg === "--outdir-root") {
       if (i + 1 >= argv.length) usage("--outdir-root needs a directory");
       opts.outdirRoot = path.resolve(argv[++i]);
     } else if (arg.startsWith("--outdir-root=")) {
@@ -175,7 +180,7 @@ async function main() {
   const opts = parseArgs(process.argv.slice(2));
   const examples = findExamples(opts.outdirRoot);
   if (examples.length === 0) {
-    console.error("bundle-examples: no examples/*/src/app.{js,jsx,ts,tsx} found");
+    console.error(`bundle-examples: no ${path.relative(ROOT, EXAMPLES)}/*/src/app.{js,jsx,ts,tsx} found`);
     process.exit(1);
   }
   const failures = [];

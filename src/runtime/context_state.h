@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -45,13 +46,16 @@ struct ContextState {
   std::uint64_t currentRequest = 0;
   std::string currentRequestId;
 
+  // The context's open compression streams (web/compression.cc's registry, opaque here),
+  // freed with the context.
+  std::shared_ptr<void> compression;
+
   // Tests of the web APIs only: console lines are also appended to globalThis.__capturedLogs as
   // [level, text], and the runtime's dispatch function is visible as globalThis.__dispatchRaw.
   bool testHooks = false;
 
   static ContextState* from(v8::Local<v8::Context> context) {
-    return static_cast<ContextState*>(
-        context->GetAlignedPointerFromEmbedderData(kEmbedderSlot));
+    return static_cast<ContextState*>(context->GetAlignedPointerFromEmbedderData(kEmbedderSlot));
   }
   void attachTo(v8::Local<v8::Context> context) {
     context->SetAlignedPointerInEmbedderData(kEmbedderSlot, this);

@@ -16,6 +16,7 @@
 #include "runtime/host_ops.h"
 #include "runtime/js_errors.h"
 #include "runtime/js_values.h"
+#include "web/compression.h"
 #include "web/utf8.h"
 
 namespace isolane {
@@ -368,6 +369,10 @@ constexpr HostFunction kHostFunctions[] = {
     {"fetchPull", fetchPull},
     {"fetchAbort", fetchAbort},
     {"serviceFetch", serviceFetch},
+    {"zlibCreate", zlibCreate},
+    {"zlibFeed", zlibFeed},
+    {"zlibRead", zlibRead},
+    {"zlibEnd", zlibEnd},
 };
 
 }  // namespace

@@ -88,6 +88,15 @@ bool finish(JsScope& js, ContextState& state, v8::Local<v8::Object> host, WebCon
   }
   out->dispatch.Reset(isolate, dispatch.As<v8::Function>());
   out->host.Reset(isolate, host);
+  // The runtime's set-up of what V8 adds to each context itself (WebAssembly): see index.js.
+  v8::Local<v8::Value> perContext;
+  if (host->Get(context, js.str("perContext")).ToLocal(&perContext) && perContext->IsFunction()) {
+    v8::TryCatch tryCatch(isolate);
+    if (perContext.As<v8::Function>()->Call(context, host, 0, nullptr).IsEmpty()) {
+      *error = "web runtime: per-context set-up failed: " + describeException(js, tryCatch);
+      return false;
+    }
+  }
   if (state.testHooks) {
     std::ignore =
         context->Global()->Set(context, js.str("__capturedLogs"), v8::Array::New(isolate));

@@ -247,3 +247,30 @@ test('Event timeStamp is relative to the time origin', () => {
   const after = performance.now();
   assert(e.timeStamp >= before && e.timeStamp <= after, `${before} <= ${e.timeStamp} <= ${after}`);
 });
+
+test('CustomEvent ErrorEvent and PromiseRejectionEvent carry their values', async () => {
+  const target = new EventTarget();
+  let seen = null;
+  target.addEventListener('ping', (e) => { seen = e.detail; });
+  target.dispatchEvent(new CustomEvent('ping', { detail: { n: 1 } }));
+  assert.deepEqual(seen, { n: 1 });
+  assert.equal(new CustomEvent('x').detail, null);
+  assert(new CustomEvent('x') instanceof Event);
+  const boom = new Error('boom');
+  const err = new ErrorEvent('error', { message: 'm', filename: 'f.js', lineno: 3, colno: 4, error: boom });
+  assert.equal(err.message, 'm');
+  assert.equal(err.filename, 'f.js');
+  assert.equal(err.lineno, 3);
+  assert.equal(err.colno, 4);
+  assert.equal(err.error, boom);
+  assert.equal(new ErrorEvent('error').message, '');
+  const promise = Promise.reject(new Error('no'));
+  promise.catch(() => {});
+  const rejection = new PromiseRejectionEvent('unhandledrejection', { promise, reason: 'why' });
+  assert.equal(rejection.promise, promise);
+  assert.equal(rejection.reason, 'why');
+  assert.throws(() => new PromiseRejectionEvent('unhandledrejection', {}), TypeError);
+  assert.throws(() => new CustomEvent(), TypeError);
+  const detail = Object.getOwnPropertyDescriptor(CustomEvent.prototype, 'detail').get;
+  assert.throws(() => detail.call(new Event('x')), TypeError);
+});

@@ -26,7 +26,9 @@ test('web API globals exist', () => {
     'ReadableByteStreamController', 'ReadableStreamBYOBRequest', 'WritableStreamDefaultWriter',
     'WritableStreamDefaultController', 'TransformStreamDefaultController',
     'ByteLengthQueuingStrategy', 'CountQueuingStrategy', 'Crypto', 'SubtleCrypto', 'Performance',
-    'fetch',
+    'fetch', 'Blob', 'File', 'FormData', 'CompressionStream', 'DecompressionStream',
+    'TextEncoderStream', 'TextDecoderStream', 'URLPattern', 'Navigator', 'CustomEvent', 'ErrorEvent',
+    'PromiseRejectionEvent', 'reportError',
   ];
   for (const name of names) {
     assert.equal(typeof globalThis[name], 'function', name);
@@ -35,6 +37,8 @@ test('web API globals exist', () => {
   assert.equal(typeof crypto, 'object');
   assert.equal(typeof performance, 'object');
   assert.equal(typeof console, 'object');
+  assert.equal(typeof navigator, 'object');
+  assert.equal(typeof WebAssembly.instantiateStreaming, 'function');
 });
 
 test('interfaces are non enumerable and operations enumerable', () => {

@@ -265,6 +265,30 @@
     return new Promise((resolve) => setTimeout(resolve, ms));
   };
 
+  // Test helper: writes `chunks` into a transform stream's writable side and resolves with every
+  // chunk its readable side gave; rejects with the first error of either side.
+  globalThis.transformAll = async function transformAll(chunks, transform) {
+    const writer = transform.writable.getWriter();
+    const reading = (async () => {
+      const out = [];
+      const reader = transform.readable.getReader();
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return out;
+        out.push(value);
+      }
+    })();
+    reading.catch(() => {}); // a failure may show on the writer's side first
+    try {
+      for (const c of chunks) await writer.write(c);
+      await writer.close();
+    } catch (e) {
+      await reading.catch(() => {});
+      throw e;
+    }
+    return reading;
+  };
+
   globalThis.test = test;
   globalThis.assert = assert;
 })();

@@ -219,3 +219,15 @@ test('the URL fast path serializes like the full parser', async () => {
     assert.equal(actual, expected, input);
   }
 });
+
+test('URLPattern matches and captures groups', () => {
+  const p = new URLPattern({ pathname: '/books/:id(\\d+)' });
+  assert(p.test('https://example.com/books/123'));
+  assert.equal(p.test('https://example.com/books/abc'), false);
+  assert.equal(p.exec('https://example.com/books/42').pathname.groups.id, '42');
+  const full = new URLPattern('https://*.example.com/api/*');
+  assert(full.test('https://a.example.com/api/x/y'));
+  assert.equal(full.exec({ hostname: 'other.org', pathname: '/api/x', protocol: 'https' }), null);
+  assert.equal(Object.prototype.toString.call(p), '[object URLPattern]');
+  assert.throws(() => new URLPattern({ pathname: '/(' }), TypeError);
+});

@@ -12,8 +12,11 @@ import {
 } from './streams.js';
 import { inspect } from './inspect.js';
 import { URLSearchParams } from './url.js';
+import { blobBodyBytes, blobType, isBlob, makeBlob, normalizeType } from './blob.js';
+import { isFormData } from './form_data.js';
+import { parseContentType, parseFormBody, serializeFormData, serializeMimeType } from './multipart.js';
 import {
-  bufferSourceView, concatBytes, exactArrayBuffer, isUint8Array, toUSVString,
+  bufferSourceView, concatBytes, copyBytes, exactArrayBuffer, isUint8Array, toUSVString,
 } from './util.js';
 import {
   ArrayPrototypePush, PromisePrototypeThen, PromiseResolve, ReflectApply, SafePromise,
@@ -53,9 +56,17 @@ export function extractBody(object, context) {
     return new BodyState(null, object, null);
   }
   const view = bufferSourceView(object);
-  if (view !== null) return new BodyState(view.slice(), null, null); // the spec copies the bytes
+  if (view !== null) return new BodyState(copyBytes(view), null, null); // the spec copies the bytes
   if (object instanceof URLSearchParams) return new BodyState(object.toString(), null, FORM_URLENCODED);
-  // Blob and FormData are not provided; by WebIDL's union rules anything else is a USVString.
+  if (isBlob(object)) {
+    const type = blobType(object);
+    return new BodyState(blobBodyBytes(object), null, type === '' ? null : type);
+  }
+  if (isFormData(object)) {
+    const form = serializeFormData(object);
+    return new BodyState(form.bytes, null, form.contentType);
+  }
+  // By WebIDL's union rules anything else is a USVString.
   return new BodyState(toUSVString(object), null, TEXT_PLAIN);
 }
 
@@ -218,9 +229,23 @@ function readStreamBytes(stream) {
   });
 }
 
-// Installs text/json/arrayBuffer/bytes and the body/bodyUsed getters on a class. `getBody(obj)`
-// returns the object's BodyState or null, or undefined when obj is not an instance.
-export function installBodyMixin(cls, name, getBody) {
+// blob(): the bytes, typed with the Content-Type header's MIME type as the MIME Sniffing
+// standard serialises it ('' when there is none, or it is not printable ASCII).
+function toBlob(bytes, contentType) {
+  const parsed = parseContentType(contentType);
+  return makeBlob(bytes, parsed === null ? '' : normalizeTypeKeepingCase(serializeMimeType(parsed)));
+}
+
+// A Blob type's rule (printable ASCII or nothing), without its lower-casing: a serialised MIME
+// type keeps its parameters' values as they were.
+function normalizeTypeKeepingCase(type) {
+  return normalizeType(type) === '' ? '' : type;
+}
+
+// Installs text/json/arrayBuffer/bytes/blob/formData and the body/bodyUsed getters on a class.
+// `getBody(obj)` returns the object's BodyState or null, or undefined when obj is not an
+// instance; `getContentType(obj)` its Content-Type header's value or null.
+export function installBodyMixin(cls, name, getBody, getContentType) {
   const ctx = (method) => `Failed to execute '${method}' on '${name}'`;
   const illegal = () => Promise.reject(new TypeError('Illegal invocation'));
   const methods = {
@@ -239,6 +264,18 @@ export function installBodyMixin(cls, name, getBody) {
     bytes() {
       const b = getBody(this);
       return b === undefined ? illegal() : consumeBytes(b, ctx('bytes'));
+    },
+    blob() {
+      const b = getBody(this);
+      if (b === undefined) return illegal();
+      const type = getContentType(this);
+      return PromisePrototypeThen(consumeBytes(b, ctx('blob')), (bytes) => toBlob(bytes, type));
+    },
+    formData() {
+      const b = getBody(this);
+      if (b === undefined) return illegal();
+      const type = getContentType(this);
+      return PromisePrototypeThen(consumeBytes(b, ctx('formData')), (bytes) => parseFormBody(bytes, type));
     },
   };
   const getters = {

@@ -114,4 +114,15 @@ Object.defineProperty(console, Symbol.toStringTag, { value: 'console', configura
 // Replaces V8's built-in (no-op without an inspector) console.
 defineGlobal('console', console);
 
+// reportError (HTML §8.1.4.6): reports an exception as uncaught, without throwing it: to the log,
+// tagged with the request, as an uncaught exception in a callback is.
+function reportError(e) {
+  if (arguments.length < 1) {
+    throw new TypeError("Failed to execute 'reportError': 1 argument required, but only 0 present.");
+  }
+  reportException(e);
+}
+Object.defineProperty(reportError, 'name', { value: 'reportError' });
+defineGlobal('reportError', reportError, true);
+
 export { console, inspect };

@@ -54,6 +54,7 @@ export let headersFromCopy;    // (headers, guard = same guard) -> Headers: a co
 export let headersToList;      // (headers) -> flat [name, value, ...]: sorted, combined, cookies apart
 export let headersSetGuard;    // (headers, guard) -> void
 export let headersHas;         // (headers, lowercaseName) -> boolean, unchecked
+export let headersGet;         // (headers, lowercaseName other than set-cookie) -> string or null
 export let headersAppendTrusted; // (headers, lowercaseName, value) -> void, unchecked
 export let isHeaders;
 let iteratorList;              // (headers) -> the cached sorted list, for HeadersIterator
@@ -266,6 +267,7 @@ class Headers {
     headersSetGuard = (h, guard) => { h.#guard = guard; };
     headersHas = (h, key) => (key === 'set-cookie' ? h.#cookies !== null && h.#cookies.length > 0 : h.#map.has(key));
     headersAppendTrusted = (h, key, value) => h.#appendTrusted(key, value);
+    headersGet = (h, key) => h.#map.get(key) ?? null;
     isHeaders = (value) => typeof value === 'object' && value !== null && #map in value;
     iteratorList = (h) => h.#sortedList();
   }

@@ -57,12 +57,17 @@ export const ErrorCtor = Error;
 export const ProxyCtor = Proxy;
 
 export const MathTrunc = Math.trunc;
+export const MathMax = Math.max;
+export const MathMin = Math.min;
+export const DateNow = Date.now;
 export const NumberIsFinite = Number.isFinite;
 export const NumberCtor = Number;
 export const StringCtor = String;
 
 export const StringPrototypeCharCodeAt = uncurryThis(String.prototype.charCodeAt);
 export const StringPrototypeSlice = uncurryThis(String.prototype.slice);
+export const StringPrototypeIndexOf = uncurryThis(String.prototype.indexOf);
+export const StringFromCharCode = String.fromCharCode;
 export const StringPrototypeToLowerCase = uncurryThis(String.prototype.toLowerCase);
 export const StringPrototypeToUpperCase = uncurryThis(String.prototype.toUpperCase);
 export const StringPrototypeToWellFormed = uncurryThis(String.prototype.toWellFormed);
@@ -94,8 +99,13 @@ export const SymbolIterator = Symbol.iterator;
 
 
 export const PromisePrototypeThen = uncurryThis(Promise.prototype.then);
+export const FinalizationRegistryCtor = FinalizationRegistry;
+export const FinalizationRegistryPrototypeRegister = uncurryThis(FinalizationRegistry.prototype.register);
+export const FinalizationRegistryPrototypeUnregister = uncurryThis(FinalizationRegistry.prototype.unregister);
 const PromiseStaticResolve = Promise.resolve;
 export const PromiseResolve = (value) => ReflectApply(PromiseStaticResolve, PromiseCtor, [value]);
+const PromiseStaticReject = Promise.reject;
+export const PromiseReject = (reason) => ReflectApply(PromiseStaticReject, PromiseCtor, [reason]);
 
 export const TypeErrorCtor = TypeError;
 export const RangeErrorCtor = RangeError;

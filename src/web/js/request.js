@@ -12,7 +12,7 @@ import {
   BodyState, bodyForInspection, cloneBody, extractBody, installBodyMixin, isUnusable, takeBody,
 } from './body.js';
 import {
-  Headers, headersAppendTrusted, headersFromCopy, headersFromList, headersHas,
+  Headers, headersAppendTrusted, headersFromCopy, headersFromList, headersGet, headersHas,
 } from './headers.js';
 import { createAbortSignal, createDependentSignal, isAbortSignal, signalAbort } from './abort.js';
 import { registerInspector, shownAs } from './inspect.js';
@@ -21,7 +21,7 @@ import { isReadableStream } from './streams.js';
 import { exposeInterface, requireArgs, toUSVString } from './util.js';
 import {
   ArrayPrototypeIncludes, ObjectFreeze, RangeErrorCtor, RegExpTest, SafeMap, SafeSet,
-  StringPrototypeSlice, StringPrototypeToLowerCase, StringPrototypeToUpperCase, TypeErrorCtor,
+  StringPrototypeSlice, StringPrototypeToLowerCase, StringPrototypeToUpperCase, TypeErrorCtor, uncurryGetter,
 } from './primordials.js';
 
 const INTERNAL = Symbol('internal');
@@ -339,7 +339,9 @@ class Request {
   }
 }
 
-installBodyMixin(Request, 'Request', (r) => getBody(r));
+// The Content-Type blob() and formData() read, through the getter as the runtime defined it.
+const headersOf = uncurryGetter(Request.prototype, 'headers');
+installBodyMixin(Request, 'Request', (r) => getBody(r), (r) => headersGet(headersOf(r), 'content-type'));
 exposeInterface(Request, 'Request');
 
 registerInspector(Request.prototype, (r) => {

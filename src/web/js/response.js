@@ -7,13 +7,13 @@ import {
   installBodyMixin, isUnusable,
 } from './body.js';
 import {
-  Headers, headersAppendTrusted, headersFromCopy, headersFromList, headersHas, headersToList,
+  Headers, headersAppendTrusted, headersFromCopy, headersFromList, headersGet, headersHas, headersToList,
 } from './headers.js';
 import { registerInspector, shownAs } from './inspect.js';
 import { parseAbsoluteURL } from './url.js';
 import { exposeInterface, isUint8Array, requireArgs, toByteString } from './util.js';
 import {
-  JSONStringify, MathTrunc, NumberCtor, NumberIsFinite, RangeErrorCtor, RegExpTest, TypeErrorCtor,
+  JSONStringify, MathTrunc, NumberCtor, NumberIsFinite, RangeErrorCtor, RegExpTest, TypeErrorCtor, uncurryGetter,
 } from './primordials.js';
 
 const INTERNAL = Symbol('internal');
@@ -217,7 +217,9 @@ class Response {
   }
 }
 
-installBodyMixin(Response, 'Response', (r) => getBody(r));
+// The Content-Type blob() and formData() read, through the getter as the runtime defined it.
+const headersOf = uncurryGetter(Response.prototype, 'headers');
+installBodyMixin(Response, 'Response', (r) => getBody(r), (r) => headersGet(headersOf(r), 'content-type'));
 exposeInterface(Response, 'Response');
 
 registerInspector(Response.prototype, (r) => {

@@ -60,4 +60,38 @@ export const readerCancel = ReadableStreamDefaultReader.prototype.cancel;
 
 export {
   ReadableStream, ReadableStreamDefaultReader, WritableStream, TransformStream,
+  ReadableStreamDefaultController, WritableStreamDefaultController, TransformStreamDefaultController,
 };
+
+// WebIDL's GenericTransformStream mixin (CompressionStream, TextEncoderStream, ...): `readable`
+// and `writable` getters on the class's own prototype. `pairOf(obj)` returns the instance's
+// { readable, writable } (own data properties), or undefined when obj is not an instance.
+export function installGenericTransformStream(cls, pairOf) {
+  const getters = {
+    get readable() {
+      const pair = pairOf(this);
+      if (pair === undefined) throw new TypeError('Illegal invocation');
+      return pair.readable;
+    },
+    get writable() {
+      const pair = pairOf(this);
+      if (pair === undefined) throw new TypeError('Illegal invocation');
+      return pair.writable;
+    },
+  };
+  for (const key of ['readable', 'writable']) {
+    const { get } = Object.getOwnPropertyDescriptor(getters, key);
+    Object.defineProperty(cls.prototype, key, { get, enumerable: true, configurable: true });
+  }
+}
+
+// The two sides of a TransformStream, read through its getters as the library defined them.
+const transformReadable = Object.getOwnPropertyDescriptor(TransformStream.prototype, 'readable').get;
+const transformWritable = Object.getOwnPropertyDescriptor(TransformStream.prototype, 'writable').get;
+export function transformPair(transform) {
+  return {
+    __proto__: null,
+    readable: Reflect.apply(transformReadable, transform, []),
+    writable: Reflect.apply(transformWritable, transform, []),
+  };
+}

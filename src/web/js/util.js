@@ -115,17 +115,30 @@ export function isSharedArrayBuffer(value) {
 export function bufferSourceView(value, allowShared = false) {
   if (ArrayBufferIsView(value)) {
     const tag = TypedArrayPrototypeGetSymbolToStringTag(value);
+    const buffer = tag !== undefined ? viewBuffer(value) : dataViewBuffer(value);
+    if (!allowShared && isSharedArrayBuffer(buffer)) return null; // WebIDL: not [AllowShared]
     if (tag === 'Uint8Array') return value;
     if (tag !== undefined) {
-      return new Uint8ArrayCtor(viewBuffer(value), viewByteOffset(value), TypedArrayPrototypeGetByteLength(value));
+      return new Uint8ArrayCtor(buffer, viewByteOffset(value), TypedArrayPrototypeGetByteLength(value));
     }
-    return new Uint8ArrayCtor(dataViewBuffer(value), dataViewByteOffset(value), dataViewByteLength(value));
+    return new Uint8ArrayCtor(buffer, dataViewByteOffset(value), dataViewByteLength(value));
   }
   if (isArrayBuffer(value) || (allowShared && isSharedArrayBuffer(value))) return new Uint8ArrayCtor(value);
   return null;
 }
 
 export const EMPTY_BYTES = new Uint8Array(0);
+
+// A copy of bytes [start, end) of a Uint8Array, in a new Uint8Array. Not %TypedArray%.slice,
+// which makes its result with the constructor an app can set (Symbol.species, `constructor`).
+export function copyBytes(u8, start = 0, end = TypedArrayPrototypeGetByteLength(u8)) {
+  const length = end > start ? end - start : 0;
+  const out = new Uint8ArrayCtor(length);
+  if (length > 0) {
+    TypedArrayPrototypeSet(out, new Uint8ArrayCtor(viewBuffer(u8), viewByteOffset(u8) + start, length));
+  }
+  return out;
+}
 
 // Concatenates Uint8Array chunks into one new Uint8Array.
 export function concatBytes(chunks, total) {
