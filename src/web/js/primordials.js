@@ -96,6 +96,8 @@ export const SymbolIterator = Symbol.iterator;
 export const PromisePrototypeThen = uncurryThis(Promise.prototype.then);
 const PromiseStaticResolve = Promise.resolve;
 export const PromiseResolve = (value) => ReflectApply(PromiseStaticResolve, PromiseCtor, [value]);
+const PromiseStaticReject = Promise.reject;
+export const PromiseReject = (reason) => ReflectApply(PromiseStaticReject, PromiseCtor, [reason]);
 
 export const TypeErrorCtor = TypeError;
 export const RangeErrorCtor = RangeError;
