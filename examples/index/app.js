@@ -8,6 +8,7 @@ const EXAMPLES = [
   { href: "/ssr", title: "react-ssr", about: "a product list server-rendered with React 18 (try /ssr?n=300)" },
   { href: "/ssr/stream", title: "react-ssr: streamed", about: "a page streamed with renderToReadableStream: the shell at once, a <Suspense> boundary later" },
   { href: "/sse", title: "sse", about: "server-sent events: a clock streamed as text/event-stream, shown by an EventSource" },
+  { href: "/jwt/selftest", title: "jwt", about: "JSON Web Tokens (HS256, ES256, RS256, EdDSA) with the npm package jose and Hono's jwt middleware, over crypto.subtle" },
 ];
 
 function escapeHtml(s) {

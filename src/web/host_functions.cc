@@ -17,6 +17,7 @@
 #include "runtime/js_errors.h"
 #include "runtime/js_values.h"
 #include "web/compression.h"
+#include "web/subtle_crypto.h"
 #include "web/utf8.h"
 
 namespace isolane {
@@ -344,11 +345,6 @@ void serviceFetch(const Args& args) {
 
 namespace {
 
-struct HostFunction {
-  const char* name;
-  v8::FunctionCallback callback;
-};
-
 // Every native function on `host`. The runtime snapshot records them by their place in this list
 // (hostFunctionReferences), so the list is the one source of both.
 constexpr HostFunction kHostFunctions[] = {
@@ -375,18 +371,28 @@ constexpr HostFunction kHostFunctions[] = {
     {"zlibEnd", zlibEnd},
 };
 
+// Every list of natives, in the fixed order the snapshot's references follow.
+template <typename F>
+void forEachHostFunction(F&& f) {
+  for (const HostFunction& h : kHostFunctions) f(h);
+  for (auto list : {subtle::keyFunctions(), subtle::signFunctions(), subtle::cipherFunctions(),
+                    subtle::deriveFunctions()}) {
+    for (const HostFunction& h : list) f(h);
+  }
+}
+
 }  // namespace
 
 v8::Local<v8::Object> makeHostObject(JsScope& js) {
   v8::Isolate* isolate = js.isolate();
   v8::Local<v8::Context> context = js.context();
   v8::Local<v8::Object> host = v8::Object::New(isolate);
-  for (const HostFunction& f : kHostFunctions) {
+  forEachHostFunction([&](const HostFunction& f) {
     v8::Local<v8::Function> fn = v8::Function::New(context, f.callback, v8::Local<v8::Value>(), 0,
                                                    v8::ConstructorBehavior::kThrow)
                                      .ToLocalChecked();
     setOwn(js, host, js.str(f.name), fn);
-  }
+  });
   setHostTimeOrigin(js, host);
   return host;
 }
@@ -399,9 +405,8 @@ void setHostTimeOrigin(JsScope& js, v8::Local<v8::Object> host) {
 const std::vector<intptr_t>& hostFunctionReferences() {
   static const std::vector<intptr_t> references = [] {
     std::vector<intptr_t> list;
-    for (const HostFunction& f : kHostFunctions) {
-      list.push_back(reinterpret_cast<intptr_t>(f.callback));
-    }
+    forEachHostFunction(
+        [&](const HostFunction& f) { list.push_back(reinterpret_cast<intptr_t>(f.callback)); });
     return list;
   }();
   return references;

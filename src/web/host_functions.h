@@ -11,6 +11,12 @@
 
 namespace isolane {
 
+// One native function of `host`: its property name and its callback.
+struct HostFunction {
+  const char* name;
+  v8::FunctionCallback callback;
+};
+
 // A new object carrying every native function of the contract. The context's ContextState must be
 // attached before any of them is called.
 v8::Local<v8::Object> makeHostObject(JsScope& js);

@@ -134,6 +134,41 @@ TEST_F(ServerTest, ExamplesAnswer) {
   EXPECT_EQ(count(r.body(), "\ndata: "), 2u) << r.body();
 }
 
+// examples/jwt: the npm package jose and Hono's jwt middleware, bundled, over crypto.subtle.
+TEST_F(ServerTest, JwtExampleSignsAndVerifiesWithJose) {
+  auto loaded = loadConfigFile(ISOLANE_SOURCE_DIR "/examples/isolane.toml");
+  ASSERT_TRUE(loaded) << loaded.error();
+  start(std::move(loaded.value()));
+
+  // Keys generated in the isolate, tokens signed and verified, JWK/SPKI/PKCS #8 round trips.
+  Response r = get(port_, "/jwt/selftest");
+  EXPECT_EQ(r.result_int(), 200);
+  EXPECT_EQ(r.body(), R"({"HS256":"ok","ES256":"ok","RS256":"ok","EdDSA":"ok"})");
+
+  // Tokens signed by jose under Node verify here.
+  r = get(port_, "/jwt/node-tokens");
+  EXPECT_EQ(r.result_int(), 200);
+  EXPECT_EQ(r.body(), R"({"ES256":"ok","RS256":"ok","EdDSA":"ok"})");
+
+  // Hono's jwt middleware: refused without a token, the claims with one it issued.
+  r = get(port_, "/jwt/protected");
+  EXPECT_EQ(r.result_int(), 401);
+  r = get(port_, "/jwt/token?sub=ann");
+  ASSERT_EQ(r.result_int(), 200);
+  const std::string prefix = R"({"token":")";
+  ASSERT_EQ(r.body().rfind(prefix, 0), 0u) << r.body();
+  std::string token = r.body().substr(prefix.size(), r.body().size() - prefix.size() - 2);
+  HttpConnection c(port_);
+  r = c.request("GET", "/jwt/protected", "",
+                "Authorization: Bearer " + token + "\r\nConnection: close\r\n");
+  EXPECT_EQ(r.result_int(), 200);
+  EXPECT_EQ(r.body(), R"({"hello":"ann"})");
+  HttpConnection tampered(port_);
+  r = tampered.request("GET", "/jwt/protected", "",
+                       "Authorization: Bearer " + token + "x\r\nConnection: close\r\n");
+  EXPECT_EQ(r.result_int(), 401);
+}
+
 // Reads a streamed response from a raw socket, noting when the awaited bytes arrived.
 class TimedReader {
  public:

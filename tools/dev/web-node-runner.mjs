@@ -28,6 +28,7 @@ if (Number(process.versions.v8.split('.')[0]) < 13) {
 }
 
 import { buildSync } from 'esbuild';
+import { subtleNatives } from './web-node-subtle.mjs';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -129,7 +130,7 @@ function makeHost(context, state) {
   // The fake network is built after the bundle ran (it uses the context's TextEncoder); the
   // natives exist from the start, as in C++.
   const fake = () => state.fake.natives;
-  const realm = vm.runInContext('({ Uint8Array, ArrayBuffer, TypeError, Array })', context);
+  const realm = vm.runInContext('({ Uint8Array, ArrayBuffer, TypeError, Error, Array })', context);
   const t0 = performance.now();
   const toRealmBytes = (buf) => {
     const u = new realm.Uint8Array(buf.length);
@@ -234,6 +235,7 @@ function makeHost(context, state) {
       return z.finishing ? 1 : 0;
     },
     zlibEnd(id) { state.zlib?.delete(id); },
+    ...subtleNatives(realm),
   });
   return host;
 }
