@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/host_ops.h"
 #include "web/host_functions.h"
 
 namespace isolane::subtle {
@@ -100,6 +101,13 @@ Owned<EVP_PKEY> publicKeyFromDer(std::span<const std::uint8_t> der);
 Owned<EVP_PKEY> keyArg(const Args& args, int index, bool isPrivate);
 Bytes privateKeyToDer(EVP_PKEY* key);
 Bytes publicKeyToDer(EVP_PKEY* key);
+
+// Slow work (RSA key generation, PBKDF2) runs off the executor thread when JavaScript passes a
+// callbacks object { onDone(...values), onError(name, message) } as args[index] and the context
+// has host operations: then `work` is handed over (its outcome reaches the callbacks later, from
+// the event loop) and nothing is returned. Otherwise the work runs here and its values are
+// returned as an array of Uint8Arrays (or its error thrown), as onDone would have had them.
+void runOrOffload(const Args& args, int index, OffloadWork work);
 
 // The natives of each concern, in a fixed order (they are part of the snapshot's references).
 std::span<const HostFunction> keyFunctions();

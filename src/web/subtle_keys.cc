@@ -141,60 +141,76 @@ void describeKey(const Args& args, const Kind& kind, EVP_PKEY* key, bool isPriva
   }
 }
 
-// subtleGenerateKeyPair(kind, modulusBits | namedCurve | undefined, publicExponent?) ->
-// [pkcs8, spki]
+// What a key pair is generated from, checked on the executor thread.
+struct PairSpec {
+  const Kind* kind = nullptr;
+  int bits = 0;
+  Bytes exponent;
+  const Curve* curve = nullptr;
+};
+
+// Generates a key pair: values {pkcs8, spki}. Touches no V8: it may run on a helper thread.
+OffloadResult generatePair(const PairSpec& spec) {
+  ClearErrors clear;
+  OffloadResult result;
+  auto fail = [&result](const char* message) {
+    result.errorName = kOperationError;
+    result.error = message;
+    return result;
+  };
+  Owned<EVP_PKEY_CTX> ctx(EVP_PKEY_CTX_new_from_name(nullptr, spec.kind->openssl, nullptr));
+  if (!ctx || EVP_PKEY_keygen_init(ctx.get()) != 1) return fail("key generation failed");
+  if (spec.kind->id == EVP_PKEY_RSA) {
+    Owned<BIGNUM> e(
+        BN_bin2bn(spec.exponent.data(), static_cast<int>(spec.exponent.size()), nullptr));
+    if (!e || EVP_PKEY_CTX_set_rsa_keygen_bits(ctx.get(), spec.bits) != 1 ||
+        EVP_PKEY_CTX_set1_rsa_keygen_pubexp(ctx.get(), e.get()) != 1) {
+      return fail("key generation failed");
+    }
+  } else if (spec.curve != nullptr &&
+             EVP_PKEY_CTX_set_group_name(ctx.get(), spec.curve->openssl) != 1) {
+    return fail("key generation failed");
+  }
+  EVP_PKEY* raw = nullptr;
+  if (EVP_PKEY_generate(ctx.get(), &raw) != 1) return fail("key generation failed");
+  Owned<EVP_PKEY> key(raw);
+  Bytes pkcs8 = privateKeyToDer(key.get()), spki = publicKeyToDer(key.get());
+  if (pkcs8.empty() || spki.empty()) return fail("key encoding failed");
+  result.values.push_back(std::move(pkcs8));
+  result.values.push_back(std::move(spki));
+  return result;
+}
+
+// subtleGenerateKeyPair(kind, modulusBits | namedCurve | undefined, publicExponent, callbacks)
+// -> [pkcs8, spki], or later through the callbacks (runOrOffload).
 void generateKeyPair(const Args& args) {
   v8::Isolate* isolate = args.GetIsolate();
-  ClearErrors clear;
+  PairSpec spec;
   std::string kindName;
-  const Kind* kind = readName(isolate, args[0], &kindName) ? kindByName(kindName) : nullptr;
-  if (kind == nullptr) return throwType(isolate, "unknown key kind");
-  Owned<EVP_PKEY_CTX> ctx(EVP_PKEY_CTX_new_from_name(nullptr, kind->openssl, nullptr));
-  if (!ctx || EVP_PKEY_keygen_init(ctx.get()) != 1) {
-    return throwNamed(isolate, kOperationError, "key generation failed");
-  }
-  if (kind->id == EVP_PKEY_RSA) {
+  spec.kind = readName(isolate, args[0], &kindName) ? kindByName(kindName) : nullptr;
+  if (spec.kind == nullptr) return throwType(isolate, "unknown key kind");
+  if (spec.kind->id == EVP_PKEY_RSA) {
     std::int64_t bits = 0;
-    Bytes exponent;
     if (!readInt(args[1], kMinRsaBits, kMaxRsaGenerateBits, &bits) || bits % 8 != 0) {
       return throwNamed(isolate, kOperationError,
                         "modulusLength must be a multiple of 8 from 1024 to 8192");
     }
-    if (!readBytes(args[2], &exponent, kMaxKeyBytes)) {
+    spec.bits = static_cast<int>(bits);
+    if (!readBytes(args[2], &spec.exponent, kMaxKeyBytes)) {
       return throwType(isolate, "publicExponent must be bytes");
     }
-    Owned<BIGNUM> e(BN_bin2bn(exponent.data(), static_cast<int>(exponent.size()), nullptr));
+    Owned<BIGNUM> e(
+        BN_bin2bn(spec.exponent.data(), static_cast<int>(spec.exponent.size()), nullptr));
     // As Chrome: 3 or 65537 (another odd exponent is valid RSA, but nobody needs one).
     if (!e || (!BN_is_word(e.get(), 3) && !BN_is_word(e.get(), 65537))) {
       return throwNamed(isolate, kOperationError, "publicExponent must be 3 or 65537");
     }
-    if (EVP_PKEY_CTX_set_rsa_keygen_bits(ctx.get(), static_cast<int>(bits)) != 1 ||
-        EVP_PKEY_CTX_set1_rsa_keygen_pubexp(ctx.get(), e.get()) != 1) {
-      return throwNamed(isolate, kOperationError, "key generation failed");
-    }
-  } else if (kind->id == EVP_PKEY_EC) {
+  } else if (spec.kind->id == EVP_PKEY_EC) {
     std::string curveName;
-    const Curve* curve = readName(isolate, args[1], &curveName) ? curveByName(curveName) : nullptr;
-    if (curve == nullptr) return throwNamed(isolate, kNotSupportedError, "unsupported curve");
-    if (EVP_PKEY_CTX_set_group_name(ctx.get(), curve->openssl) != 1) {
-      return throwNamed(isolate, kOperationError, "key generation failed");
-    }
+    spec.curve = readName(isolate, args[1], &curveName) ? curveByName(curveName) : nullptr;
+    if (spec.curve == nullptr) return throwNamed(isolate, kNotSupportedError, "unsupported curve");
   }
-  EVP_PKEY* raw = nullptr;
-  if (EVP_PKEY_generate(ctx.get(), &raw) != 1) {
-    return throwNamed(isolate, kOperationError, "key generation failed");
-  }
-  Owned<EVP_PKEY> key(raw);
-  Bytes pkcs8 = privateKeyToDer(key.get()), spki = publicKeyToDer(key.get());
-  if (pkcs8.empty() || spki.empty()) {
-    return throwNamed(isolate, kOperationError, "key encoding failed");
-  }
-  v8::Local<v8::Value> items[2];
-  if (!toUint8Array(isolate, pkcs8).ToLocal(&items[0]) ||
-      !toUint8Array(isolate, spki).ToLocal(&items[1])) {
-    return;
-  }
-  setArray(isolate, args, items);
+  runOrOffload(args, 3, [spec = std::move(spec)] { return generatePair(spec); });
 }
 
 // A public key from a raw encoding: an EC point, or an OKP key's 32 bytes.

@@ -37,7 +37,8 @@ EventLoop::EventLoop(const EventLoopOptions& options, const Clock& clock, LogSin
           options.limits, [&wake] { wake.ring(); }, runtimeSnapshot()),
       watchdog_(shared.watchdog),
       fetch_(shared.fetch),
-      localApps_(shared.apps) {
+      localApps_(shared.apps),
+      offload_(wake) {
   // Installed for the isolate's whole life (it does nothing outside runForegroundTasks): a
   // reaction is visible to the hook only if the hook was installed when its promise was made,
   // and an `await` made in a request's turn may be resumed by a V8 task much later. The cost is

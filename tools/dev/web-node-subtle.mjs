@@ -66,8 +66,24 @@ export function subtleNatives(realm) {
     const c = encrypt ? crypto.createCipheriv(name, key, iv, options) : crypto.createDecipheriv(name, key, iv, options);
     return [c, (input) => Buffer.concat([c.update(input), c.final()])];
   };
+  // As the C++ natives with a callbacks object: the work runs on libuv's threads, the outcome
+  // comes later from the event loop.
+  const later = (callbacks, start) => {
+    start((error, values) => {
+      if (error) callbacks.onError(error.name, error.message);
+      else callbacks.onDone(...values);
+    });
+  };
   return {
-    subtleGenerateKeyPair(kind, a, exponent) {
+    subtleGenerateKeyPair(kind, a, exponent, callbacks) {
+      if (callbacks && kind === 'RSA') {
+        const e = Number.parseInt(Buffer.from(exponent).toString('hex') || '0', 16);
+        if (!(a >= 1024 && a <= 8192 && a % 8 === 0) || (e !== 3 && e !== 65537)) {
+          throw named('OperationError', 'bad RSA parameters');
+        }
+        return later(callbacks, (done) => crypto.generateKeyPair('rsa', { modulusLength: a, publicExponent: e },
+          (error, publicKey, privateKey) => done(error, error ? null : [bytes(der(privateKey)), bytes(der(publicKey))])));
+      }
       let pair;
       if (kind === 'RSA') {
         const e = Number.parseInt(Buffer.from(exponent).toString('hex') || '0', 16);
@@ -181,8 +197,9 @@ export function subtleNatives(realm) {
       return buffer(attempt('OperationError', 'RSA-OAEP failed',
         () => (encrypt ? crypto.publicEncrypt(options, data) : crypto.privateDecrypt(options, data))));
     },
-    subtlePbkdf2: (hash, password, salt, iterations, bits) =>
-      buffer(crypto.pbkdf2Sync(password, salt, iterations, bits / 8, HASHES[hash])),
+    subtlePbkdf2: (hash, password, salt, iterations, bits, callbacks) => later(callbacks,
+      (done) => crypto.pbkdf2(password, salt, iterations, bits / 8, HASHES[hash],
+        (error, out) => done(error, error ? null : [bytes(out)]))),
     subtleHkdf: (hash, key, salt, info, bits) => buffer(attempt('OperationError', 'HKDF failed',
       () => Buffer.from(crypto.hkdfSync(HASHES[hash], key, salt, info, bits / 8)))),
     subtleEcdh: (own, peer) => buffer(attempt('OperationError', 'key agreement failed',

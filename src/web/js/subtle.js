@@ -5,11 +5,11 @@
 import { host } from './host.js';
 import {
   ArrayPrototypeIncludes, JSONParse, JSONStringify, NumberCtor, NumberIsFinite, MathTrunc,
-  PromiseReject, PromiseResolve, ReflectApply, TypeErrorCtor, TypedArrayPrototypeGetByteLength,
+  PromisePrototypeThen, PromiseReject, PromiseResolve, ReflectApply, SafePromise, TypeErrorCtor, TypedArrayPrototypeGetByteLength,
   TypedArrayPrototypeGetBuffer, Uint8ArrayCtor,
 } from './primordials.js';
 import {
-  callNative, copyBytes, domError, normalize, requireBytes, toKeyUsages,
+  callNative, callNativeAsync, copyBytes, domError, normalize, requireBytes, toKeyUsages,
 } from './subtle_util.js';
 import { exportKey, generateKey, importKey, keyRecord } from './subtle_keys.js';
 import { exposeInterface, requireArgs } from './util.js';
@@ -106,7 +106,10 @@ function deriveBitsOf(alg, record, length) {
     }
     if (alg.iterations === 0) throw domError('PBKDF2 iterations must not be zero', 'OperationError');
     if (alg.iterations > MAX_ITERATIONS) throw domError(`PBKDF2 iterations are at most ${MAX_ITERATIONS} here`, 'OperationError');
-    return callNative('subtlePbkdf2', [alg.hash, record.material, alg.salt, alg.iterations, length]);
+    // Many iterations take a while: off the executor thread.
+    return PromisePrototypeThen(
+      callNativeAsync('subtlePbkdf2', [alg.hash, record.material, alg.salt, alg.iterations, length]),
+      (values) => TypedArrayPrototypeGetBuffer(values[0]));
   }
   // ECDH, X25519
   requireType(record, 'private');
@@ -302,7 +305,8 @@ class SubtleCrypto {
       checkKey(alg, record, 'deriveKey');
       const length = keyLength(lengthAlg);
       const secret = deriveBitsOf(alg, record, length);
-      return importKey('raw', new Uint8ArrayCtor(secret), importAlg, !!extractable, usages);
+      const finish = (bits) => importKey('raw', new Uint8ArrayCtor(bits), importAlg, !!extractable, usages);
+      return secret instanceof SafePromise ? PromisePrototypeThen(secret, finish) : finish(secret);
     });
   }
 
