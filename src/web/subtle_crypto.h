@@ -34,11 +34,11 @@ using Args = v8::FunctionCallbackInfo<v8::Value>;
 using Bytes = std::vector<std::uint8_t>;
 
 // Bounds on what JavaScript may ask for.
-constexpr std::size_t kMaxData = std::size_t{1} << 30;  // any one input buffer
-constexpr std::size_t kMaxKeyBytes = 64 * 1024;         // raw secrets, DER keys, JWK members
-constexpr int kMinRsaBits = 1024;                       // generation and import
-constexpr int kMaxRsaBits = 16384;                      // import (OpenSSL's own limit)
-constexpr int kMaxRsaGenerateBits = 8192;               // generation
+constexpr std::size_t kMaxData = std::size_t{1} << 30;        // any one input buffer
+constexpr std::size_t kMaxKeyBytes = std::size_t{64} * 1024;  // raw secrets, DER keys, JWK members
+constexpr int kMinRsaBits = 1024;                             // generation and import
+constexpr int kMaxRsaBits = 16384;                            // import (OpenSSL's own limit)
+constexpr int kMaxRsaGenerateBits = 8192;                     // generation
 constexpr double kMaxPbkdf2Iterations = 10'000'000;
 constexpr double kMaxDerivedBits = 8 * 1024 * 8;  // 8 KiB of derived bytes
 

@@ -440,8 +440,9 @@ void exportKey(const Args& args) {
     if (curve == nullptr || point.size() != 1 + 2 * curve->bytes || point[0] != 0x04) {
       return throwNamed(isolate, kOperationError, "key export failed");
     }
-    parts.emplace_back(point.begin() + 1, point.begin() + 1 + curve->bytes);
-    parts.emplace_back(point.begin() + 1 + curve->bytes, point.end());
+    auto size = static_cast<std::ptrdiff_t>(curve->bytes);
+    parts.emplace_back(point.begin() + 1, point.begin() + 1 + size);
+    parts.emplace_back(point.begin() + 1 + size, point.end());
     if (isPrivate) parts.push_back(bnParam(key.get(), OSSL_PKEY_PARAM_PRIV_KEY, curve->bytes));
   } else {
     parts.push_back(rawKey(key.get(), false));
