@@ -16,6 +16,7 @@
 namespace isolane::subtle {
 
 void Free::operator()(BIGNUM* p) const { BN_clear_free(p); }
+void Free::operator()(BN_CTX* p) const { BN_CTX_free(p); }
 void Free::operator()(OSSL_PARAM* p) const { OSSL_PARAM_free(p); }
 void Free::operator()(OSSL_PARAM_BLD* p) const { OSSL_PARAM_BLD_free(p); }
 void Free::operator()(ECDSA_SIG* p) const { ECDSA_SIG_free(p); }

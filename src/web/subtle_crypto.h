@@ -49,6 +49,7 @@ struct Free {
   void operator()(EVP_MD_CTX* p) const { EVP_MD_CTX_free(p); }
   void operator()(EVP_CIPHER_CTX* p) const { EVP_CIPHER_CTX_free(p); }
   void operator()(BIGNUM* p) const;
+  void operator()(BN_CTX* p) const;
   void operator()(OSSL_PARAM* p) const;
   void operator()(OSSL_PARAM_BLD* p) const;
   void operator()(ECDSA_SIG* p) const;

@@ -81,6 +81,54 @@ Bytes bnParam(EVP_PKEY* key, const char* name, std::size_t pad = 0) {
   return out;
 }
 
+Owned<BIGNUM> keyBn(EVP_PKEY* key, const char* name) {
+  BIGNUM* raw = nullptr;
+  EVP_PKEY_get_bn_param(key, name, &raw);
+  return Owned<BIGNUM>(raw);
+}
+
+// An RSA key's members agree: n = pq, dp = d mod (p-1), dq = d mod (q-1), e dp = 1 mod (p-1),
+// e dq = 1 mod (q-1), qi q = 1 mod p; n and e odd. What Chrome checks (BoringSSL's
+// RSA_check_key): no primality test, which OpenSSL's pairwise check runs and which takes
+// seconds for large keys on the executor thread.
+bool rsaConsistent(EVP_PKEY* key, bool isPrivate) {
+  Owned<BIGNUM> n = keyBn(key, OSSL_PKEY_PARAM_RSA_N), e = keyBn(key, OSSL_PKEY_PARAM_RSA_E);
+  if (!n || !e || !BN_is_odd(n.get()) || !BN_is_odd(e.get()) || BN_is_one(e.get())) return false;
+  if (!isPrivate) return true;
+  Owned<BIGNUM> d = keyBn(key, OSSL_PKEY_PARAM_RSA_D), p = keyBn(key, OSSL_PKEY_PARAM_RSA_FACTOR1),
+                q = keyBn(key, OSSL_PKEY_PARAM_RSA_FACTOR2),
+                dp = keyBn(key, OSSL_PKEY_PARAM_RSA_EXPONENT1),
+                dq = keyBn(key, OSSL_PKEY_PARAM_RSA_EXPONENT2),
+                qi = keyBn(key, OSSL_PKEY_PARAM_RSA_COEFFICIENT1);
+  Owned<BN_CTX> ctx(BN_CTX_new());
+  Owned<BIGNUM> t(BN_new()), p1(BN_new()), q1(BN_new());
+  if (!d || !p || !q || !dp || !dq || !qi || !ctx || !t || !p1 || !q1) return false;
+  if (BN_cmp(p.get(), BN_value_one()) <= 0 || BN_cmp(q.get(), BN_value_one()) <= 0) return false;
+  auto is = [&](bool ok, const BIGNUM* expected) {
+    return ok && (expected ? BN_cmp(t.get(), expected) == 0 : BN_is_one(t.get()));
+  };
+  return is(BN_mul(t.get(), p.get(), q.get(), ctx.get()) == 1, n.get()) &&
+         BN_sub(p1.get(), p.get(), BN_value_one()) == 1 &&
+         BN_sub(q1.get(), q.get(), BN_value_one()) == 1 &&
+         is(BN_mod(t.get(), d.get(), p1.get(), ctx.get()) == 1, dp.get()) &&
+         is(BN_mod(t.get(), d.get(), q1.get(), ctx.get()) == 1, dq.get()) &&
+         is(BN_mod_mul(t.get(), e.get(), dp.get(), p1.get(), ctx.get()) == 1, nullptr) &&
+         is(BN_mod_mul(t.get(), e.get(), dq.get(), q1.get(), ctx.get()) == 1, nullptr) &&
+         is(BN_mod_mul(t.get(), qi.get(), q.get(), p.get(), ctx.get()) == 1, nullptr);
+}
+
+// The key's halves belong together (a private key), or its public half is valid: for RSA
+// rsaConsistent, for EC and OKP OpenSSL's checks (a point on the curve; cheap).
+bool keyConsistent(EVP_PKEY* key, bool isPrivate) {
+  if (EVP_PKEY_get_base_id(key) == EVP_PKEY_RSA) {
+    int bits = EVP_PKEY_get_bits(key);
+    return bits >= kMinRsaBits && bits <= kMaxRsaBits && rsaConsistent(key, isPrivate);
+  }
+  Owned<EVP_PKEY_CTX> check(EVP_PKEY_CTX_new_from_pkey(nullptr, key, nullptr));
+  return check && (isPrivate ? EVP_PKEY_pairwise_check(check.get()) == 1
+                             : EVP_PKEY_public_check(check.get()) == 1);
+}
+
 Bytes octetParam(EVP_PKEY* key, const char* name) {
   std::size_t size = 0;
   Bytes out;
@@ -267,13 +315,9 @@ void importKey(const Args& args) {
     return throwType(isolate, "unknown key format");
   }
   if (!key) return throwNamed(isolate, kDataError, "invalid key data");
-  if (isPrivate) {
-    // The private and public halves must belong together (an EC or OKP PKCS #8 may carry both).
-    Owned<EVP_PKEY_CTX> check(EVP_PKEY_CTX_new_from_pkey(nullptr, key.get(), nullptr));
-    if (EVP_PKEY_get_bits(key.get()) > kMaxRsaBits || !check ||
-        EVP_PKEY_pairwise_check(check.get()) != 1) {
-      return throwNamed(isolate, kDataError, "invalid private key");
-    }
+  // A private key's halves must belong together (an EC or OKP PKCS #8 may carry both).
+  if (isPrivate && !keyConsistent(key.get(), true)) {
+    return throwNamed(isolate, kDataError, "invalid private key");
   }
   describeKey(args, *kind, key.get(), isPrivate);
 }
@@ -309,13 +353,7 @@ Owned<EVP_PKEY> fromParams(const char* type, OSSL_PARAM_BLD* build, bool isPriva
     return nullptr;
   }
   Owned<EVP_PKEY> owned(key);
-  Owned<EVP_PKEY_CTX> check(EVP_PKEY_CTX_new_from_pkey(nullptr, key, nullptr));
-  if (!check) return nullptr;
-  if (isPrivate ? EVP_PKEY_pairwise_check(check.get()) != 1
-                : EVP_PKEY_public_check(check.get()) != 1) {
-    return nullptr;
-  }
-  return owned;
+  return keyConsistent(key, isPrivate) ? std::move(owned) : nullptr;
 }
 
 bool pushBn(OSSL_PARAM_BLD* build, const char* name, const Bytes& bytes,
