@@ -148,6 +148,7 @@ void EventLoop::discardApp(std::unique_ptr<App> app) {
   for (auto it = hostOps_.begin(); it != hostOps_.end();) {
     if (it->second.app == app.get()) {
       if (!it->second.service) fetch_.abort(it->first);
+      offload_.drop(it->first);
       it = hostOps_.erase(it);
     } else {
       ++it;
@@ -265,6 +266,7 @@ void EventLoop::finalize(std::uint64_t id) {
     for (auto it = hostOps_.begin(); it != hostOps_.end();) {
       if (it->second.request == id) {
         if (!it->second.service) fetch_.abort(it->first);
+        offload_.drop(it->first);  // a job not started yet need not run
         it = hostOps_.erase(it);
       } else {
         ++it;

@@ -18,6 +18,16 @@ void OffloadPool::post(std::uint64_t op, OffloadWork work) {
   cv_.notify_one();
 }
 
+void OffloadPool::drop(std::uint64_t op) {
+  auto s = state_.lock();
+  for (auto it = s->queue.begin(); it != s->queue.end(); ++it) {
+    if (it->first == op) {
+      s->queue.erase(it);
+      return;
+    }
+  }
+}
+
 std::deque<std::pair<std::uint64_t, OffloadResult>> OffloadPool::collect() {
   auto s = state_.lock();
   std::deque<std::pair<std::uint64_t, OffloadResult>> out;

@@ -28,6 +28,9 @@ class OffloadPool {
 
   // Executor thread. The thread starts with the first job.
   void post(std::uint64_t op, OffloadWork work);
+  // Executor thread: the job of operation `op` will not run, if it has not started (its
+  // request ended). Unknown ops are ignored.
+  void drop(std::uint64_t op);
   // Safe from any thread.
   bool hasDone() const { return state_.lock()->doneCount != 0; }
   // Executor thread: the finished jobs, oldest first.
