@@ -40,7 +40,7 @@ const EVP_CIPHER* cipherFor(Mode mode, std::size_t keyBytes) {
 bool run(EVP_CIPHER_CTX* ctx, const std::uint8_t* in, std::size_t size, Bytes* out,
          bool finish = true) {
   std::size_t at = out->size();
-  out->resize(at + size + 2 * EVP_MAX_BLOCK_LENGTH);
+  out->resize(at + size + std::size_t{2} * EVP_MAX_BLOCK_LENGTH);
   int written = 0;
   if (size && EVP_CipherUpdate(ctx, out->data() + at, &written, in, static_cast<int>(size)) != 1) {
     return false;

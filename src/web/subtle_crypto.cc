@@ -11,10 +11,12 @@
 #include <string>
 
 #include "runtime/array_buffers.h"
+#include "runtime/context_state.h"
 
 namespace isolane::subtle {
 
 void Free::operator()(BIGNUM* p) const { BN_clear_free(p); }
+void Free::operator()(BN_CTX* p) const { BN_CTX_free(p); }
 void Free::operator()(OSSL_PARAM* p) const { OSSL_PARAM_free(p); }
 void Free::operator()(OSSL_PARAM_BLD* p) const { OSSL_PARAM_BLD_free(p); }
 void Free::operator()(ECDSA_SIG* p) const { ECDSA_SIG_free(p); }
@@ -88,6 +90,26 @@ v8::MaybeLocal<v8::Value> toUint8Array(v8::Isolate* isolate, std::span<const std
   v8::Local<v8::ArrayBuffer> buffer;
   if (!newArrayBuffer(isolate, b.size(), b.data()).ToLocal(&buffer)) return {};
   return v8::Uint8Array::New(buffer, 0, b.size());
+}
+
+void runOrOffload(const Args& args, int index, OffloadWork work) {
+  v8::Isolate* isolate = args.GetIsolate();
+  ContextState* state = ContextState::from(isolate->GetCurrentContext());
+  if (args[index]->IsObject() && state != nullptr && state->ops != nullptr) {
+    state->ops->offload(*state, std::move(work), args[index].As<v8::Object>());
+    return;
+  }
+  OffloadResult result = work();
+  if (!result.errorName.empty()) {
+    return throwNamed(isolate, result.errorName.c_str(), result.error);
+  }
+  std::vector<v8::Local<v8::Value>> items;
+  for (const Bytes& value : result.values) {
+    v8::Local<v8::Value> item;
+    if (!toUint8Array(isolate, value).ToLocal(&item)) return;
+    items.push_back(item);
+  }
+  args.GetReturnValue().Set(v8::Array::New(isolate, items.data(), items.size()));
 }
 
 Owned<EVP_PKEY> privateKeyFromDer(std::span<const std::uint8_t> der) {

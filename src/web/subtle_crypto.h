@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/host_ops.h"
 #include "web/host_functions.h"
 
 namespace isolane::subtle {
@@ -33,11 +34,11 @@ using Args = v8::FunctionCallbackInfo<v8::Value>;
 using Bytes = std::vector<std::uint8_t>;
 
 // Bounds on what JavaScript may ask for.
-constexpr std::size_t kMaxData = std::size_t{1} << 30;  // any one input buffer
-constexpr std::size_t kMaxKeyBytes = 64 * 1024;         // raw secrets, DER keys, JWK members
-constexpr int kMinRsaBits = 1024;                       // generation and import
-constexpr int kMaxRsaBits = 16384;                      // import (OpenSSL's own limit)
-constexpr int kMaxRsaGenerateBits = 8192;               // generation
+constexpr std::size_t kMaxData = std::size_t{1} << 30;        // any one input buffer
+constexpr std::size_t kMaxKeyBytes = std::size_t{64} * 1024;  // raw secrets, DER keys, JWK members
+constexpr int kMinRsaBits = 1024;                             // generation and import
+constexpr int kMaxRsaBits = 16384;                            // import (OpenSSL's own limit)
+constexpr int kMaxRsaGenerateBits = 8192;                     // generation
 constexpr double kMaxPbkdf2Iterations = 10'000'000;
 constexpr double kMaxDerivedBits = 8 * 1024 * 8;  // 8 KiB of derived bytes
 
@@ -48,6 +49,7 @@ struct Free {
   void operator()(EVP_MD_CTX* p) const { EVP_MD_CTX_free(p); }
   void operator()(EVP_CIPHER_CTX* p) const { EVP_CIPHER_CTX_free(p); }
   void operator()(BIGNUM* p) const;
+  void operator()(BN_CTX* p) const;
   void operator()(OSSL_PARAM* p) const;
   void operator()(OSSL_PARAM_BLD* p) const;
   void operator()(ECDSA_SIG* p) const;
@@ -100,6 +102,13 @@ Owned<EVP_PKEY> publicKeyFromDer(std::span<const std::uint8_t> der);
 Owned<EVP_PKEY> keyArg(const Args& args, int index, bool isPrivate);
 Bytes privateKeyToDer(EVP_PKEY* key);
 Bytes publicKeyToDer(EVP_PKEY* key);
+
+// Slow work (RSA key generation, PBKDF2) runs off the executor thread when JavaScript passes a
+// callbacks object { onDone(...values), onError(name, message) } as args[index] and the context
+// has host operations: then `work` is handed over (its outcome reaches the callbacks later, from
+// the event loop) and nothing is returned. Otherwise the work runs here and its values are
+// returned as an array of Uint8Arrays (or its error thrown), as onDone would have had them.
+void runOrOffload(const Args& args, int index, OffloadWork work);
 
 // The natives of each concern, in a fixed order (they are part of the snapshot's references).
 std::span<const HostFunction> keyFunctions();

@@ -25,10 +25,10 @@ bool readLength(v8::Local<v8::Value> value, std::size_t* bytes) {
   return true;
 }
 
-// subtlePbkdf2(hash, password, salt, iterations, bits) -> ArrayBuffer.
+// subtlePbkdf2(hash, password, salt, iterations, bits, callbacks) -> [Uint8Array], or later
+// through the callbacks (runOrOffload): many iterations take a while.
 void pbkdf2(const Args& args) {
   v8::Isolate* isolate = args.GetIsolate();
-  ClearErrors clear;
   std::string hash;
   Bytes password, salt;
   std::int64_t iterations = 0;
@@ -40,16 +40,25 @@ void pbkdf2(const Args& args) {
   }
   const EVP_MD* md = digestByName(hash);
   if (md == nullptr) return throwType(isolate, "pbkdf2: unknown hash");
-  Bytes out(size);
-  static const unsigned char kEmpty = 0;
-  if (PKCS5_PBKDF2_HMAC(password.empty() ? reinterpret_cast<const char*>(&kEmpty)
-                                         : reinterpret_cast<const char*>(password.data()),
-                        static_cast<int>(password.size()), salt.empty() ? &kEmpty : salt.data(),
-                        static_cast<int>(salt.size()), static_cast<int>(iterations), md,
-                        static_cast<int>(size), out.data()) != 1) {
-    return throwNamed(isolate, kOperationError, "PBKDF2 failed");
-  }
-  returnBytes(args, out);
+  runOrOffload(
+      args, 5, [md, password = std::move(password), salt = std::move(salt), iterations, size] {
+        ClearErrors clear;
+        OffloadResult result;
+        Bytes out(size);
+        static const unsigned char kEmpty = 0;
+        if (PKCS5_PBKDF2_HMAC(password.empty() ? reinterpret_cast<const char*>(&kEmpty)
+                                               : reinterpret_cast<const char*>(password.data()),
+                              static_cast<int>(password.size()),
+                              salt.empty() ? &kEmpty : salt.data(), static_cast<int>(salt.size()),
+                              static_cast<int>(iterations), md, static_cast<int>(size),
+                              out.data()) != 1) {
+          result.errorName = kOperationError;
+          result.error = "PBKDF2 failed";
+        } else {
+          result.values.push_back(std::move(out));
+        }
+        return result;
+      });
 }
 
 // subtleHkdf(hash, key, salt, info, bits) -> ArrayBuffer (RFC 5869: extract, then expand).

@@ -81,6 +81,54 @@ Bytes bnParam(EVP_PKEY* key, const char* name, std::size_t pad = 0) {
   return out;
 }
 
+Owned<BIGNUM> keyBn(EVP_PKEY* key, const char* name) {
+  BIGNUM* raw = nullptr;
+  EVP_PKEY_get_bn_param(key, name, &raw);
+  return Owned<BIGNUM>(raw);
+}
+
+// An RSA key's members agree: n = pq, dp = d mod (p-1), dq = d mod (q-1), e dp = 1 mod (p-1),
+// e dq = 1 mod (q-1), qi q = 1 mod p; n and e odd. What Chrome checks (BoringSSL's
+// RSA_check_key): no primality test, which OpenSSL's pairwise check runs and which takes
+// seconds for large keys on the executor thread.
+bool rsaConsistent(EVP_PKEY* key, bool isPrivate) {
+  Owned<BIGNUM> n = keyBn(key, OSSL_PKEY_PARAM_RSA_N), e = keyBn(key, OSSL_PKEY_PARAM_RSA_E);
+  if (!n || !e || !BN_is_odd(n.get()) || !BN_is_odd(e.get()) || BN_is_one(e.get())) return false;
+  if (!isPrivate) return true;
+  Owned<BIGNUM> d = keyBn(key, OSSL_PKEY_PARAM_RSA_D), p = keyBn(key, OSSL_PKEY_PARAM_RSA_FACTOR1),
+                q = keyBn(key, OSSL_PKEY_PARAM_RSA_FACTOR2),
+                dp = keyBn(key, OSSL_PKEY_PARAM_RSA_EXPONENT1),
+                dq = keyBn(key, OSSL_PKEY_PARAM_RSA_EXPONENT2),
+                qi = keyBn(key, OSSL_PKEY_PARAM_RSA_COEFFICIENT1);
+  Owned<BN_CTX> ctx(BN_CTX_new());
+  Owned<BIGNUM> t(BN_new()), p1(BN_new()), q1(BN_new());
+  if (!d || !p || !q || !dp || !dq || !qi || !ctx || !t || !p1 || !q1) return false;
+  if (BN_cmp(p.get(), BN_value_one()) <= 0 || BN_cmp(q.get(), BN_value_one()) <= 0) return false;
+  auto is = [&](bool ok, const BIGNUM* expected) {
+    return ok && (expected ? BN_cmp(t.get(), expected) == 0 : BN_is_one(t.get()));
+  };
+  return is(BN_mul(t.get(), p.get(), q.get(), ctx.get()) == 1, n.get()) &&
+         BN_sub(p1.get(), p.get(), BN_value_one()) == 1 &&
+         BN_sub(q1.get(), q.get(), BN_value_one()) == 1 &&
+         is(BN_mod(t.get(), d.get(), p1.get(), ctx.get()) == 1, dp.get()) &&
+         is(BN_mod(t.get(), d.get(), q1.get(), ctx.get()) == 1, dq.get()) &&
+         is(BN_mod_mul(t.get(), e.get(), dp.get(), p1.get(), ctx.get()) == 1, nullptr) &&
+         is(BN_mod_mul(t.get(), e.get(), dq.get(), q1.get(), ctx.get()) == 1, nullptr) &&
+         is(BN_mod_mul(t.get(), qi.get(), q.get(), p.get(), ctx.get()) == 1, nullptr);
+}
+
+// The key's halves belong together (a private key), or its public half is valid: for RSA
+// rsaConsistent, for EC and OKP OpenSSL's checks (a point on the curve; cheap).
+bool keyConsistent(EVP_PKEY* key, bool isPrivate) {
+  if (EVP_PKEY_get_base_id(key) == EVP_PKEY_RSA) {
+    int bits = EVP_PKEY_get_bits(key);
+    return bits >= kMinRsaBits && bits <= kMaxRsaBits && rsaConsistent(key, isPrivate);
+  }
+  Owned<EVP_PKEY_CTX> check(EVP_PKEY_CTX_new_from_pkey(nullptr, key, nullptr));
+  return check && (isPrivate ? EVP_PKEY_pairwise_check(check.get()) == 1
+                             : EVP_PKEY_public_check(check.get()) == 1);
+}
+
 Bytes octetParam(EVP_PKEY* key, const char* name) {
   std::size_t size = 0;
   Bytes out;
@@ -141,60 +189,76 @@ void describeKey(const Args& args, const Kind& kind, EVP_PKEY* key, bool isPriva
   }
 }
 
-// subtleGenerateKeyPair(kind, modulusBits | namedCurve | undefined, publicExponent?) ->
-// [pkcs8, spki]
+// What a key pair is generated from, checked on the executor thread.
+struct PairSpec {
+  const Kind* kind = nullptr;
+  int bits = 0;
+  Bytes exponent;
+  const Curve* curve = nullptr;
+};
+
+// Generates a key pair: values {pkcs8, spki}. Touches no V8: it may run on a helper thread.
+OffloadResult generatePair(const PairSpec& spec) {
+  ClearErrors clear;
+  OffloadResult result;
+  auto fail = [&result](const char* message) {
+    result.errorName = kOperationError;
+    result.error = message;
+    return result;
+  };
+  Owned<EVP_PKEY_CTX> ctx(EVP_PKEY_CTX_new_from_name(nullptr, spec.kind->openssl, nullptr));
+  if (!ctx || EVP_PKEY_keygen_init(ctx.get()) != 1) return fail("key generation failed");
+  if (spec.kind->id == EVP_PKEY_RSA) {
+    Owned<BIGNUM> e(
+        BN_bin2bn(spec.exponent.data(), static_cast<int>(spec.exponent.size()), nullptr));
+    if (!e || EVP_PKEY_CTX_set_rsa_keygen_bits(ctx.get(), spec.bits) != 1 ||
+        EVP_PKEY_CTX_set1_rsa_keygen_pubexp(ctx.get(), e.get()) != 1) {
+      return fail("key generation failed");
+    }
+  } else if (spec.curve != nullptr &&
+             EVP_PKEY_CTX_set_group_name(ctx.get(), spec.curve->openssl) != 1) {
+    return fail("key generation failed");
+  }
+  EVP_PKEY* raw = nullptr;
+  if (EVP_PKEY_generate(ctx.get(), &raw) != 1) return fail("key generation failed");
+  Owned<EVP_PKEY> key(raw);
+  Bytes pkcs8 = privateKeyToDer(key.get()), spki = publicKeyToDer(key.get());
+  if (pkcs8.empty() || spki.empty()) return fail("key encoding failed");
+  result.values.push_back(std::move(pkcs8));
+  result.values.push_back(std::move(spki));
+  return result;
+}
+
+// subtleGenerateKeyPair(kind, modulusBits | namedCurve | undefined, publicExponent, callbacks)
+// -> [pkcs8, spki], or later through the callbacks (runOrOffload).
 void generateKeyPair(const Args& args) {
   v8::Isolate* isolate = args.GetIsolate();
-  ClearErrors clear;
+  PairSpec spec;
   std::string kindName;
-  const Kind* kind = readName(isolate, args[0], &kindName) ? kindByName(kindName) : nullptr;
-  if (kind == nullptr) return throwType(isolate, "unknown key kind");
-  Owned<EVP_PKEY_CTX> ctx(EVP_PKEY_CTX_new_from_name(nullptr, kind->openssl, nullptr));
-  if (!ctx || EVP_PKEY_keygen_init(ctx.get()) != 1) {
-    return throwNamed(isolate, kOperationError, "key generation failed");
-  }
-  if (kind->id == EVP_PKEY_RSA) {
+  spec.kind = readName(isolate, args[0], &kindName) ? kindByName(kindName) : nullptr;
+  if (spec.kind == nullptr) return throwType(isolate, "unknown key kind");
+  if (spec.kind->id == EVP_PKEY_RSA) {
     std::int64_t bits = 0;
-    Bytes exponent;
     if (!readInt(args[1], kMinRsaBits, kMaxRsaGenerateBits, &bits) || bits % 8 != 0) {
       return throwNamed(isolate, kOperationError,
                         "modulusLength must be a multiple of 8 from 1024 to 8192");
     }
-    if (!readBytes(args[2], &exponent, kMaxKeyBytes)) {
+    spec.bits = static_cast<int>(bits);
+    if (!readBytes(args[2], &spec.exponent, kMaxKeyBytes)) {
       return throwType(isolate, "publicExponent must be bytes");
     }
-    Owned<BIGNUM> e(BN_bin2bn(exponent.data(), static_cast<int>(exponent.size()), nullptr));
+    Owned<BIGNUM> e(
+        BN_bin2bn(spec.exponent.data(), static_cast<int>(spec.exponent.size()), nullptr));
     // As Chrome: 3 or 65537 (another odd exponent is valid RSA, but nobody needs one).
     if (!e || (!BN_is_word(e.get(), 3) && !BN_is_word(e.get(), 65537))) {
       return throwNamed(isolate, kOperationError, "publicExponent must be 3 or 65537");
     }
-    if (EVP_PKEY_CTX_set_rsa_keygen_bits(ctx.get(), static_cast<int>(bits)) != 1 ||
-        EVP_PKEY_CTX_set1_rsa_keygen_pubexp(ctx.get(), e.get()) != 1) {
-      return throwNamed(isolate, kOperationError, "key generation failed");
-    }
-  } else if (kind->id == EVP_PKEY_EC) {
+  } else if (spec.kind->id == EVP_PKEY_EC) {
     std::string curveName;
-    const Curve* curve = readName(isolate, args[1], &curveName) ? curveByName(curveName) : nullptr;
-    if (curve == nullptr) return throwNamed(isolate, kNotSupportedError, "unsupported curve");
-    if (EVP_PKEY_CTX_set_group_name(ctx.get(), curve->openssl) != 1) {
-      return throwNamed(isolate, kOperationError, "key generation failed");
-    }
+    spec.curve = readName(isolate, args[1], &curveName) ? curveByName(curveName) : nullptr;
+    if (spec.curve == nullptr) return throwNamed(isolate, kNotSupportedError, "unsupported curve");
   }
-  EVP_PKEY* raw = nullptr;
-  if (EVP_PKEY_generate(ctx.get(), &raw) != 1) {
-    return throwNamed(isolate, kOperationError, "key generation failed");
-  }
-  Owned<EVP_PKEY> key(raw);
-  Bytes pkcs8 = privateKeyToDer(key.get()), spki = publicKeyToDer(key.get());
-  if (pkcs8.empty() || spki.empty()) {
-    return throwNamed(isolate, kOperationError, "key encoding failed");
-  }
-  v8::Local<v8::Value> items[2];
-  if (!toUint8Array(isolate, pkcs8).ToLocal(&items[0]) ||
-      !toUint8Array(isolate, spki).ToLocal(&items[1])) {
-    return;
-  }
-  setArray(isolate, args, items);
+  runOrOffload(args, 3, [spec = std::move(spec)] { return generatePair(spec); });
 }
 
 // A public key from a raw encoding: an EC point, or an OKP key's 32 bytes.
@@ -251,13 +315,9 @@ void importKey(const Args& args) {
     return throwType(isolate, "unknown key format");
   }
   if (!key) return throwNamed(isolate, kDataError, "invalid key data");
-  if (isPrivate) {
-    // The private and public halves must belong together (an EC or OKP PKCS #8 may carry both).
-    Owned<EVP_PKEY_CTX> check(EVP_PKEY_CTX_new_from_pkey(nullptr, key.get(), nullptr));
-    if (EVP_PKEY_get_bits(key.get()) > kMaxRsaBits || !check ||
-        EVP_PKEY_pairwise_check(check.get()) != 1) {
-      return throwNamed(isolate, kDataError, "invalid private key");
-    }
+  // A private key's halves must belong together (an EC or OKP PKCS #8 may carry both).
+  if (isPrivate && !keyConsistent(key.get(), true)) {
+    return throwNamed(isolate, kDataError, "invalid private key");
   }
   describeKey(args, *kind, key.get(), isPrivate);
 }
@@ -293,13 +353,7 @@ Owned<EVP_PKEY> fromParams(const char* type, OSSL_PARAM_BLD* build, bool isPriva
     return nullptr;
   }
   Owned<EVP_PKEY> owned(key);
-  Owned<EVP_PKEY_CTX> check(EVP_PKEY_CTX_new_from_pkey(nullptr, key, nullptr));
-  if (!check) return nullptr;
-  if (isPrivate ? EVP_PKEY_pairwise_check(check.get()) != 1
-                : EVP_PKEY_public_check(check.get()) != 1) {
-    return nullptr;
-  }
-  return owned;
+  return keyConsistent(key, isPrivate) ? std::move(owned) : nullptr;
 }
 
 bool pushBn(OSSL_PARAM_BLD* build, const char* name, const Bytes& bytes,
@@ -424,8 +478,9 @@ void exportKey(const Args& args) {
     if (curve == nullptr || point.size() != 1 + 2 * curve->bytes || point[0] != 0x04) {
       return throwNamed(isolate, kOperationError, "key export failed");
     }
-    parts.emplace_back(point.begin() + 1, point.begin() + 1 + curve->bytes);
-    parts.emplace_back(point.begin() + 1 + curve->bytes, point.end());
+    auto size = static_cast<std::ptrdiff_t>(curve->bytes);
+    parts.emplace_back(point.begin() + 1, point.begin() + 1 + size);
+    parts.emplace_back(point.begin() + 1 + size, point.end());
     if (isPrivate) parts.push_back(bnParam(key.get(), OSSL_PKEY_PARAM_PRIV_KEY, curve->bytes));
   } else {
     parts.push_back(rawKey(key.get(), false));

@@ -37,7 +37,8 @@ EventLoop::EventLoop(const EventLoopOptions& options, const Clock& clock, LogSin
           options.limits, [&wake] { wake.ring(); }, runtimeSnapshot()),
       watchdog_(shared.watchdog),
       fetch_(shared.fetch),
-      localApps_(shared.apps) {
+      localApps_(shared.apps),
+      offload_(wake) {
   // Installed for the isolate's whole life (it does nothing outside runForegroundTasks): a
   // reaction is visible to the hook only if the hook was installed when its promise was made,
   // and an `await` made in a request's turn may be resumed by a V8 task much later. The cost is
@@ -147,6 +148,7 @@ void EventLoop::discardApp(std::unique_ptr<App> app) {
   for (auto it = hostOps_.begin(); it != hostOps_.end();) {
     if (it->second.app == app.get()) {
       if (!it->second.service) fetch_.abort(it->first);
+      offload_.drop(it->first);
       it = hostOps_.erase(it);
     } else {
       ++it;
@@ -264,6 +266,7 @@ void EventLoop::finalize(std::uint64_t id) {
     for (auto it = hostOps_.begin(); it != hostOps_.end();) {
       if (it->second.request == id) {
         if (!it->second.service) fetch_.abort(it->first);
+        offload_.drop(it->first);  // a job not started yet need not run
         it = hostOps_.erase(it);
       } else {
         ++it;

@@ -29,6 +29,7 @@
 #include "util/result.h"
 #include "web/web_context.h"
 #include "worker/fetch_router.h"
+#include "worker/offload_pool.h"
 #include "worker/request_job.h"
 #include "worker/thread_shared.h"
 #include "worker/watchdog.h"
@@ -89,7 +90,7 @@ class EventLoop final : public TimerHost, public HostOps {
   // True when runHostEvents has something to do without waiting.
   bool hostEventsPending() const {
     return !deferredJobs_.empty() || !serviceResults_.empty() || !streamCancels_.empty() ||
-           !bodyReady_.empty() || !fetchEvents_.empty();
+           !bodyReady_.empty() || !fetchEvents_.empty() || offload_.hasDone();
   }
   void runDueTimers();
   void expireDeadlines();
@@ -121,6 +122,8 @@ class EventLoop final : public TimerHost, public HostOps {
   void fetchAbort(ContextState& state, std::uint64_t op) override;
   void serviceFetch(ContextState& state, AppRequest request,
                     v8::Local<v8::Object> callbacks) override;
+  std::uint64_t offload(ContextState& state, OffloadWork work,
+                        v8::Local<v8::Object> callbacks) override;
 
  private:
   struct App {
@@ -340,6 +343,9 @@ class EventLoop final : public TimerHost, public HostOps {
   std::deque<ServiceResult> serviceResults_;
   std::deque<RequestJob> deferredJobs_;  // service calls, started outside the caller's turn
   std::unordered_map<std::uint64_t, std::uint64_t> byCancelKey_;  // cancel key -> request id
+  // Slow host work off this thread (offload()). Last: its destructor waits for the running job
+  // before anything it could report to is gone.
+  OffloadPool offload_;
 };
 
 }  // namespace isolane

@@ -117,6 +117,16 @@ void EventLoop::serviceFetch(ContextState& state, AppRequest request,
   deferredJobs_.push_back(std::move(job));
 }
 
+std::uint64_t EventLoop::offload(ContextState& state, OffloadWork work,
+                                 v8::Local<v8::Object> callbacks) {
+  if (overOpLimit(state)) return 0;
+  // A "service" operation to the rest of the loop: nothing to abort in the fetch client. When its
+  // request ends first, the result is dropped on arrival.
+  std::uint64_t op = registerOp(state, callbacks, true, nextServiceOp_++);
+  offload_.post(op, std::move(work));
+  return op;
+}
+
 void EventLoop::callBack(JsScope& js, std::uint64_t op, const char* method, int argc,
                          v8::Local<v8::Value>* argv, bool last) {
   auto it = hostOps_.find(op);
@@ -217,6 +227,30 @@ void EventLoop::runHostEvents() {
                                      byteString(js, r.statusText), headerListArray(js, r.headers),
                                      v8::Uint8Array::New(buffer, 0, r.body.size())};
       callBack(js, result.op, "onResponse", 4, argv, true);
+    });
+  }
+  for (auto& [opId, outcome] : offload_.collect()) {
+    std::uint64_t op = opId;
+    OffloadResult& result = outcome;
+    auto it = hostOps_.find(op);
+    if (it == hostOps_.end()) continue;  // its request ended
+    turn(*it->second.app, it->second.request, [&](JsScope& js, v8::TryCatch&) {
+      if (!result.errorName.empty()) {
+        v8::Local<v8::Value> argv[] = {js.str(result.errorName), js.str(result.error)};
+        callBack(js, op, "onError", 2, argv, true);
+        return;
+      }
+      std::vector<v8::Local<v8::Value>> argv;
+      for (const std::vector<std::uint8_t>& value : result.values) {
+        v8::Local<v8::ArrayBuffer> buffer;
+        if (!newArrayBufferQuietly(js.isolate(), value.size(), value.data()).ToLocal(&buffer)) {
+          v8::Local<v8::Value> error[] = {js.str("OperationError"), js.str("out of memory")};
+          callBack(js, op, "onError", 2, error, true);
+          return;
+        }
+        argv.push_back(v8::Uint8Array::New(buffer, 0, value.size()));
+      }
+      callBack(js, op, "onDone", static_cast<int>(argv.size()), argv.data(), true);
     });
   }
 }

@@ -72,6 +72,15 @@ test('key sizes out of bounds are refused', async () => {
   await assert.rejects(subtle.generateKey({ name: 'HMAC', hash: 'SHA-256', length: 2 ** 31 }, true, ['sign']), 'OperationError');
   await assert.rejects(subtle.generateKey({ name: 'HMAC', hash: 'SHA-256', length: -1 }, true, ['sign']), TypeError);
   await assert.rejects(subtle.importKey('raw', new Uint8Array(1 << 20), { name: 'ECDSA', namedCurve: 'P-256' }, true, ['verify']), 'DataError');
+  await assert.rejects(subtle.importKey('raw', new Uint8Array(65537), { name: 'HMAC', hash: 'SHA-256' }, true, ['sign']), 'DataError');
+  const hmac = await subtle.importKey('raw', new Uint8Array(65536), { name: 'HMAC', hash: 'SHA-256' }, true, ['sign', 'verify']);
+  assert.equal(await subtle.verify('HMAC', hmac, new Uint8Array(1 << 20), new Uint8Array(1)), false);
+  const ec = await subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, false, ['sign', 'verify']);
+  assert.equal(await subtle.verify({ name: 'ECDSA', hash: 'SHA-256' }, ec.publicKey, new Uint8Array(1 << 17), new Uint8Array(1)), false);
+  const oaep = await subtle.generateKey({ name: 'RSA-OAEP', modulusLength: 1024, publicExponent: new Uint8Array([3]), hash: 'SHA-1' }, false, ['encrypt', 'decrypt']);
+  await assert.rejects(subtle.encrypt('RSA-OAEP', oaep.publicKey, new Uint8Array(1 << 17)), 'OperationError');
+  await assert.rejects(subtle.decrypt('RSA-OAEP', oaep.privateKey, new Uint8Array(1 << 17)), 'OperationError');
+  await assert.rejects(subtle.decrypt('RSA-OAEP', oaep.privateKey, new Uint8Array(128)), 'OperationError');
 });
 
 test('throwing getters on algorithm objects reject with what they threw', async () => {

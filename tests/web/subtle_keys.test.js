@@ -170,6 +170,14 @@ test('importKey checks JWK members and alg', async () => {
   await assert.rejects(subtle.importKey('jwk', { kty: 'oct', k: 'AAECAw', alg: 'HS512' }, { name: 'HMAC', hash: 'SHA-256' }, true, ['sign']), 'DataError');
   await assert.rejects(subtle.importKey('jwk', { kty: 'oct', k: 'AAECAw' }, 'AES-GCM', true, ['encrypt']), 'DataError');
   await assert.rejects(subtle.importKey('jwk', { kty: 'RSA', n: 'AQAB', e: 'AQAB' }, { name: 'RSA-PSS', hash: 'SHA-256' }, true, ['verify']), 'DataError');
+  // RSA private members that do not agree.
+  const rsa = await subtle.exportKey('jwk', (await subtle.generateKey(
+    { name: 'RSA-PSS', modulusLength: 1024, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' }, true, ['sign'])).privateKey);
+  const rsaImport = (j) => subtle.importKey('jwk', j, { name: 'RSA-PSS', hash: 'SHA-256' }, true, ['sign']);
+  await rsaImport(rsa);
+  for (const bad of [{ dp: rsa.dq }, { qi: rsa.dp }, { p: rsa.q, q: rsa.p }, { d: rsa.dp }, { e: 'Aw' }, { q: undefined }]) {
+    await assert.rejects(rsaImport({ ...rsa, ...bad }), 'DataError');
+  }
   await assert.rejects(subtle.importKey('spki', new Uint8Array([0x30, 0x03, 0x02, 0x01, 0x01]), { name: 'ECDSA', namedCurve: 'P-256' }, true, ['verify']), 'DataError');
   await assert.rejects(subtle.importKey('pkcs8', new Uint8Array(100), 'Ed25519', true, ['sign']), 'DataError');
   await assert.rejects(subtle.importKey('raw', new Uint8Array(31), 'Ed25519', true, ['verify']), 'DataError');

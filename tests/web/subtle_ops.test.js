@@ -130,3 +130,19 @@ test('wrapKey and unwrapKey in JWK form with AES GCM', async () => {
   const text = await subtle.encrypt({ name: 'AES-GCM', iv }, raw, utf8('not json'));
   await assert.rejects(subtle.unwrapKey('jwk', text, raw, { name: 'AES-GCM', iv }, 'AES-GCM', true, ['encrypt']), 'DataError');
 });
+
+test('RSA key generation and PBKDF2 let timers run meanwhile', async () => {
+  let ticks = 0;
+  const timer = setInterval(() => { ticks++; }, 0);
+  try {
+    await subtle.generateKey({ name: 'RSA-PSS', modulusLength: 3072, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' },
+      false, ['sign']);
+    const generating = ticks;
+    const pw = await subtle.importKey('raw', utf8('pw'), 'PBKDF2', false, ['deriveBits']);
+    await subtle.deriveBits({ name: 'PBKDF2', salt: utf8('salt'), iterations: 200000, hash: 'SHA-256' }, pw, 256);
+    assert(generating > 0, 'a timer ran while the key was generated');
+    assert(ticks > generating, 'a timer ran while PBKDF2 ran');
+  } finally {
+    clearInterval(timer);
+  }
+});

@@ -118,3 +118,14 @@ test('AES KW RFC 3394', async () => {
   bad[3] ^= 1;
   await assert.rejects(subtle.unwrapKey('raw', bad, kek, 'AES-KW', 'AES-GCM', true, ['decrypt']), 'OperationError');
 });
+
+test('HKDF and PBKDF2 with empty key material and salt', async () => {
+  // The expected values are Node's (crypto.hkdfSync, crypto.pbkdf2Sync) for the same inputs.
+  const ikm = await subtle.importKey('raw', new Uint8Array(0), 'HKDF', false, ['deriveBits']);
+  const empty = new Uint8Array(0);
+  assert.equal(hex(await subtle.deriveBits({ name: 'HKDF', hash: 'SHA-256', salt: empty, info: empty }, ikm, 128)),
+    'eb70f01dede9afafa449eee1b1286504');
+  const pw = await subtle.importKey('raw', new Uint8Array(0), 'PBKDF2', false, ['deriveBits']);
+  assert.equal(hex(await subtle.deriveBits({ name: 'PBKDF2', hash: 'SHA-256', salt: empty, iterations: 1 }, pw, 128)),
+    'f7ce0b653d2d72a4108cf5abe912ffdd');
+});

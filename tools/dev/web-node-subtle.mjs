@@ -9,6 +9,15 @@ const TYPES = { RSA: 'rsa', EC: 'ec', Ed25519: 'ed25519', X25519: 'x25519' };
 const HASHES = { 'SHA-1': 'sha1', 'SHA-256': 'sha256', 'SHA-384': 'sha384', 'SHA-512': 'sha512' };
 const RSA_MEMBERS = ['n', 'e', 'd', 'p', 'q', 'dp', 'dq', 'qi'];
 
+// As src/web/subtle_keys.cc's rsaConsistent: the CRT members agree with n, e and d.
+function rsaConsistent(jwk) {
+  const big = (m) => BigInt(`0x${Buffer.from(jwk[m] ?? '', 'base64url').toString('hex') || '0'}`);
+  const [n, e, d, p, q, dp, dq, qi] = ['n', 'e', 'd', 'p', 'q', 'dp', 'dq', 'qi'].map(big);
+  if (p <= 1n || q <= 1n || n % 2n === 0n || e % 2n === 0n || e === 1n) return false;
+  return n === p * q && dp === d % (p - 1n) && dq === d % (q - 1n) && (e * dp) % (p - 1n) === 1n &&
+    (e * dq) % (q - 1n) === 1n && (qi * q) % p === 1n;
+}
+
 export function subtleNatives(realm) {
   const bytes = (buf) => {
     const u = new realm.Uint8Array(buf.length);
@@ -38,6 +47,9 @@ export function subtleNatives(realm) {
     const d = key.asymmetricKeyDetails;
     if (kind === 'RSA') {
       if (d.modulusLength < 1024 || d.modulusLength > 16384) throw named('DataError', 'bad modulus size');
+      if (key.type === 'private' && !rsaConsistent(key.export({ format: 'jwk' }))) {
+        throw named('DataError', 'the RSA key\'s members do not agree');
+      }
       let e = d.publicExponent.toString(16);
       if (e.length % 2) e = `0${e}`;
       return array(bytes(der(key)), d.modulusLength, bytes(Buffer.from(e, 'hex')));
@@ -66,8 +78,24 @@ export function subtleNatives(realm) {
     const c = encrypt ? crypto.createCipheriv(name, key, iv, options) : crypto.createDecipheriv(name, key, iv, options);
     return [c, (input) => Buffer.concat([c.update(input), c.final()])];
   };
+  // As the C++ natives with a callbacks object: the work runs on libuv's threads, the outcome
+  // comes later from the event loop.
+  const later = (callbacks, start) => {
+    start((error, values) => {
+      if (error) callbacks.onError(error.name, error.message);
+      else callbacks.onDone(...values);
+    });
+  };
   return {
-    subtleGenerateKeyPair(kind, a, exponent) {
+    subtleGenerateKeyPair(kind, a, exponent, callbacks) {
+      if (callbacks && kind === 'RSA') {
+        const e = Number.parseInt(Buffer.from(exponent).toString('hex') || '0', 16);
+        if (!(a >= 1024 && a <= 8192 && a % 8 === 0) || (e !== 3 && e !== 65537)) {
+          throw named('OperationError', 'bad RSA parameters');
+        }
+        return later(callbacks, (done) => crypto.generateKeyPair('rsa', { modulusLength: a, publicExponent: e },
+          (error, publicKey, privateKey) => done(error, error ? null : [bytes(der(privateKey)), bytes(der(publicKey))])));
+      }
       let pair;
       if (kind === 'RSA') {
         const e = Number.parseInt(Buffer.from(exponent).toString('hex') || '0', 16);
@@ -181,8 +209,9 @@ export function subtleNatives(realm) {
       return buffer(attempt('OperationError', 'RSA-OAEP failed',
         () => (encrypt ? crypto.publicEncrypt(options, data) : crypto.privateDecrypt(options, data))));
     },
-    subtlePbkdf2: (hash, password, salt, iterations, bits) =>
-      buffer(crypto.pbkdf2Sync(password, salt, iterations, bits / 8, HASHES[hash])),
+    subtlePbkdf2: (hash, password, salt, iterations, bits, callbacks) => later(callbacks,
+      (done) => crypto.pbkdf2(password, salt, iterations, bits / 8, HASHES[hash],
+        (error, out) => done(error, error ? null : [bytes(out)]))),
     subtleHkdf: (hash, key, salt, info, bits) => buffer(attempt('OperationError', 'HKDF failed',
       () => Buffer.from(crypto.hkdfSync(HASHES[hash], key, salt, info, bits / 8)))),
     subtleEcdh: (own, peer) => buffer(attempt('OperationError', 'key agreement failed',

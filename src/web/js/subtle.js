@@ -5,11 +5,11 @@
 import { host } from './host.js';
 import {
   ArrayPrototypeIncludes, JSONParse, JSONStringify, NumberCtor, NumberIsFinite, MathTrunc,
-  PromiseReject, PromiseResolve, ReflectApply, TypeErrorCtor, TypedArrayPrototypeGetByteLength,
+  PromisePrototypeThen, PromiseReject, PromiseResolve, ReflectApply, SafePromise, TypeErrorCtor, TypedArrayPrototypeGetByteLength,
   TypedArrayPrototypeGetBuffer, Uint8ArrayCtor,
 } from './primordials.js';
 import {
-  callNative, copyBytes, domError, normalize, requireBytes, toKeyUsages,
+  callNative, callNativeAsync, copyBytes, domError, normalize, requireBytes, toKeyUsages,
 } from './subtle_util.js';
 import { exportKey, generateKey, importKey, keyRecord } from './subtle_keys.js';
 import { exposeInterface, requireArgs } from './util.js';
@@ -22,6 +22,8 @@ const GCM_TAGS = [32, 64, 96, 104, 112, 120, 128];
 const MAX_IV = 1024;
 const MAX_DERIVED_BITS = 65536;
 const MAX_ITERATIONS = 10000000;
+const MAX_RSA_BYTES = 2048;  // 16384 bits
+const MAX_SIGNATURE_BYTES = 65536;
 
 function what(method) {
   return `Failed to execute '${method}' on 'SubtleCrypto'`;
@@ -83,8 +85,12 @@ function cipher(encrypt, alg, record, data) {
   if (name === 'AES-KW') {
     return callNative('subtleAes', ['KW', encrypt, key, EMPTY, data, EMPTY, 0]);
   }
-  // RSA-OAEP
+  // RSA-OAEP: the data is at most one modulus long (16384 bits); more is refused here, before
+  // the native's bound on key-sized inputs.
   requireType(record, encrypt ? 'public' : 'private');
+  if (TypedArrayPrototypeGetByteLength(data) > MAX_RSA_BYTES) {
+    throw domError('The data is too long for RSA-OAEP', 'OperationError');
+  }
   return callNative('subtleRsaOaep', [encrypt, record.algorithm.hash, key, data, alg.label ?? EMPTY]);
 }
 
@@ -106,7 +112,10 @@ function deriveBitsOf(alg, record, length) {
     }
     if (alg.iterations === 0) throw domError('PBKDF2 iterations must not be zero', 'OperationError');
     if (alg.iterations > MAX_ITERATIONS) throw domError(`PBKDF2 iterations are at most ${MAX_ITERATIONS} here`, 'OperationError');
-    return callNative('subtlePbkdf2', [alg.hash, record.material, alg.salt, alg.iterations, length]);
+    // Many iterations take a while: off the executor thread.
+    return PromisePrototypeThen(
+      callNativeAsync('subtlePbkdf2', [alg.hash, record.material, alg.salt, alg.iterations, length]),
+      (values) => TypedArrayPrototypeGetBuffer(values[0]));
   }
   // ECDH, X25519
   requireType(record, 'private');
@@ -243,6 +252,8 @@ class SubtleCrypto {
       checkKey(alg, record, 'verify');
       requireType(record, alg.name === 'HMAC' ? 'secret' : 'public');
       if (alg.name === 'RSA-PSS' && alg.saltLength > record.algorithm.modulusLength / 8) return false;
+      // No signature of ours is this long (the native refuses more as a type error).
+      if (TypedArrayPrototypeGetByteLength(sig) > MAX_SIGNATURE_BYTES) return false;
       return callNative('subtleVerify',
         [alg.name, hashOf(alg, record), record.material, sig, bytes, alg.saltLength ?? 0]);
     });
@@ -302,7 +313,8 @@ class SubtleCrypto {
       checkKey(alg, record, 'deriveKey');
       const length = keyLength(lengthAlg);
       const secret = deriveBitsOf(alg, record, length);
-      return importKey('raw', new Uint8ArrayCtor(secret), importAlg, !!extractable, usages);
+      const finish = (bits) => importKey('raw', new Uint8ArrayCtor(bits), importAlg, !!extractable, usages);
+      return secret instanceof SafePromise ? PromisePrototypeThen(secret, finish) : finish(secret);
     });
   }
 

@@ -6,12 +6,12 @@
 import { host } from './host.js';
 import {
   ArrayIsArray, ArrayPrototypeIncludes, ArrayPrototypePush, ObjectDefineProperty, ObjectFreeze,
-  ReflectApply,
+  PromisePrototypeThen, ReflectApply,
   StringPrototypeSlice, TypeErrorCtor, TypedArrayPrototypeGetBuffer,
   TypedArrayPrototypeGetByteLength, Uint8ArrayCtor,
 } from './primordials.js';
 import {
-  base64url, callNative, checkUsages, copyOf, domError, fromBase64url, intersectUsages, setKeyBrandCheck,
+  base64url, callNative, callNativeAsync, checkUsages, copyOf, domError, fromBase64url, intersectUsages, setKeyBrandCheck,
 } from './subtle_util.js';
 import { exposeInterface } from './util.js';
 
@@ -158,26 +158,28 @@ export function generateKey(alg, extractable, usages) {
   for (let i = 0; i < allowed.public.length; i++) ArrayPrototypePush(all, allowed.public[i]);
   for (let i = 0; i < allowed.private.length; i++) ArrayPrototypePush(all, allowed.private[i]);
   checkUsages(usages, all);
-  let algorithm;
-  let pair;
+  const privateUsages = intersectUsages(usages, allowed.private);
+  if (privateUsages.length === 0) throw domError('Usages cannot be empty when creating a key.', 'SyntaxError');
+  const publicUsages = intersectUsages(usages, allowed.public);
+  const keyPair = (algorithm, pair) => ({
+    publicKey: makeKey('public', true, algorithm, publicUsages, pair[1]),
+    privateKey: makeKey('private', extractable, { ...algorithm }, privateUsages, pair[0]),
+  });
   if (ArrayPrototypeIncludes(RSA, name)) {
-    algorithm = { name, modulusLength: alg.modulusLength, publicExponent: alg.publicExponent, hash: alg.hash };
-    pair = callNative('subtleGenerateKeyPair', ['RSA', alg.modulusLength, alg.publicExponent]);
-  } else if (ArrayPrototypeIncludes(EC, name)) {
+    const algorithm = { name, modulusLength: alg.modulusLength, publicExponent: alg.publicExponent, hash: alg.hash };
+    // Seconds for large moduli: off the executor thread.
+    return PromisePrototypeThen(
+      callNativeAsync('subtleGenerateKeyPair', ['RSA', alg.modulusLength, alg.publicExponent]),
+      (pair) => keyPair(algorithm, pair));
+  }
+  if (ArrayPrototypeIncludes(EC, name)) {
     if (!ArrayPrototypeIncludes(CURVES, alg.namedCurve)) {
       throw domError(`Unsupported namedCurve: ${alg.namedCurve}`, 'NotSupportedError');
     }
-    algorithm = { name, namedCurve: alg.namedCurve };
-    pair = callNative('subtleGenerateKeyPair', ['EC', alg.namedCurve]);
-  } else {
-    algorithm = { name };
-    pair = callNative('subtleGenerateKeyPair', [name]);
+    return keyPair({ name, namedCurve: alg.namedCurve },
+      callNative('subtleGenerateKeyPair', ['EC', alg.namedCurve, undefined, undefined]));
   }
-  const privateUsages = intersectUsages(usages, allowed.private);
-  if (privateUsages.length === 0) throw domError('Usages cannot be empty when creating a key.', 'SyntaxError');
-  const publicKey = makeKey('public', true, algorithm, intersectUsages(usages, allowed.public), pair[1]);
-  const privateKey = makeKey('private', extractable, { ...algorithm }, privateUsages, pair[0]);
-  return { publicKey, privateKey };
+  return keyPair({ name }, callNative('subtleGenerateKeyPair', [name, undefined, undefined, undefined]));
 }
 
 // The JWK `alg` value for a key, or undefined where the spec has none (EC and OKP keys).

@@ -9,9 +9,9 @@ import { host } from './host.js';
 import { DOMException } from './domexception.js';
 import {
   ArrayBufferIsView, ArrayBufferPrototypeGetDetached, ArrayIsArray, ArrayPrototypeIncludes,
-  ArrayPrototypePush, NumberCtor, NumberIsFinite, MathTrunc, ObjectGetOwnPropertyDescriptor,
+  ArrayPrototypePush, copyArray, NumberCtor, NumberIsFinite, MathTrunc, ObjectGetOwnPropertyDescriptor,
   ReflectApply, StringCtor, StringPrototypeCharCodeAt, StringPrototypeToUpperCase, TypeErrorCtor,
-  TypedArrayPrototypeGetByteLength, TypedArrayPrototypeGetByteOffset,
+  SafePromise, TypedArrayPrototypeGetByteLength, TypedArrayPrototypeGetByteOffset,
   TypedArrayPrototypeGetBuffer, TypedArrayPrototypeGetSymbolToStringTag, TypedArrayPrototypeSet,
   Uint8ArrayCtor, uncurryGetter,
 } from './primordials.js';
@@ -294,4 +294,21 @@ export function callNative(fn, args) {
     }
     throw e;
   }
+}
+
+// Calls host[fn](...args, callbacks) for work the native runs off the executor thread (RSA key
+// generation, PBKDF2): a SafePromise of its values (an array of Uint8Arrays), rejected with the
+// WebCrypto error. The native may also finish at once and return the values.
+export function callNativeAsync(fn, args) {
+  return new SafePromise((resolve, reject) => {
+    const callbacks = {
+      __proto__: null,
+      onDone(a, b) { resolve(b === undefined ? [a] : [a, b]); },
+      onError(name, message) { reject(domError(`${message}`, `${name}`)); },
+    };
+    const list = copyArray(args);
+    list[args.length] = callbacks;
+    const values = callNative(fn, list);
+    if (values !== undefined) resolve(values);
+  });
 }
