@@ -162,6 +162,7 @@ void getRandomValues(const Args& args) {
   std::size_t size = 0;
   if (!viewBytes(args[0], &data, &size))
     return throwType(args.GetIsolate(), "expected a typed array");
+  if (size > 65536) return throwType(args.GetIsolate(), "at most 65536 bytes at a time");
   if (size && RAND_bytes(data, static_cast<int>(size)) != 1) {
     return throwType(args.GetIsolate(), "the system random source failed");
   }

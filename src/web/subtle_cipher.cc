@@ -134,7 +134,7 @@ bool gcm(const Bytes& key, const Bytes& iv, const Bytes& aad, std::int64_t tagBi
 }
 
 // subtleAes(mode, encrypt, key, iv, data, additionalData, tagLength | counterLength) ->
-// ArrayBuffer. mode is "GCM" (iv 1..1024 bytes, tagLength 32, 64, 96, 104..128 bits), "CBC" (iv
+// ArrayBuffer. mode is "GCM" (iv 1..128 bytes, tagLength 32, 64, 96, 104..128 bits), "CBC" (iv
 // 16 bytes, PKCS #7 padding), "CTR" (iv the 16-byte counter block, counterLength 1..128) or
 // "KW" (RFC 3394; no iv).
 void aes(const Args& args) {
@@ -161,7 +161,7 @@ void aes(const Args& args) {
   std::int64_t number = 0;
   switch (mode) {
     case Mode::kGcm:
-      if (!readBytes(args[3], &iv, 1024) || iv.empty() || !readBytes(args[5], &aad) ||
+      if (!readBytes(args[3], &iv, 128) || iv.empty() || !readBytes(args[5], &aad) ||
           !readInt(args[6], 32, 128, &number) ||
           (number != 32 && number != 64 && number != 96 && (number < 104 || number % 8 != 0))) {
         return throwType(isolate, "aes: bad GCM parameters");

@@ -34,7 +34,10 @@ using Args = v8::FunctionCallbackInfo<v8::Value>;
 using Bytes = std::vector<std::uint8_t>;
 
 // Bounds on what JavaScript may ask for.
-constexpr std::size_t kMaxData = std::size_t{1} << 30;        // any one input buffer
+// Any one input buffer. Natives copy their inputs (no JavaScript runs while they work on them),
+// and those copies are host memory the isolate's ArrayBuffer cap does not see: so a bound well
+// below it.
+constexpr std::size_t kMaxData = std::size_t{64} << 20;
 constexpr std::size_t kMaxKeyBytes = std::size_t{64} * 1024;  // raw secrets, DER keys, JWK members
 constexpr int kMinRsaBits = 1024;                             // generation and import
 constexpr int kMaxRsaBits = 16384;                            // import (OpenSSL's own limit)

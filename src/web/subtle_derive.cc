@@ -40,6 +40,12 @@ void pbkdf2(const Args& args) {
   }
   const EVP_MD* md = digestByName(hash);
   if (md == nullptr) return throwType(isolate, "pbkdf2: unknown hash");
+  // Each digest-sized block of output costs the iterations again: the product is what is bounded.
+  std::size_t digestSize = static_cast<std::size_t>(EVP_MD_get_size(md));
+  std::size_t blocks = (size + digestSize - 1) / digestSize;
+  if (static_cast<double>(iterations) * static_cast<double>(blocks) > kMaxPbkdf2Iterations) {
+    return throwType(isolate, "pbkdf2: iterations times output blocks over the bound");
+  }
   runOrOffload(
       args, 5, [md, password = std::move(password), salt = std::move(salt), iterations, size] {
         ClearErrors clear;

@@ -174,3 +174,42 @@ test('key material is not reachable from the CryptoKey object', async () => {
   assert.deepEqual(names, ['algorithm', 'constructor', 'extractable', 'type', 'usages']);
   assert.equal(structuredClone(key.algorithm).name, 'AES-GCM');
 });
+
+test('a JWK unwrapped into a non extractable key is not shown to Object prototype getters', async () => {
+  const kek = await subtle.generateKey({ name: 'AES-GCM', length: 128 }, false, ['wrapKey', 'unwrapKey']);
+  const hmac = await subtle.generateKey({ name: 'HMAC', hash: 'SHA-256' }, true, ['sign']);
+  const gcm = { name: 'AES-GCM', iv: new Uint8Array(12) };
+  const wrapped = await subtle.wrapKey('jwk', hmac, kek, gcm);
+  const secret = (await subtle.exportKey('jwk', hmac)).k;
+  const seen = [];
+  const names = ['use', 'oth', 'key_ops', 'ext', 'alg', 'd', 'p', 'q', 'crv', 'x', 'y', 'n', 'e'];
+  const saved = names.map((n) => [n, Object.getOwnPropertyDescriptor(Object.prototype, n)]);
+  try {
+    for (const n of names) {
+      Object.defineProperty(Object.prototype, n, {
+        configurable: true,
+        get() { if (this && typeof this.k === 'string') seen.push(this.k); return undefined; },
+      });
+    }
+    const key = await subtle.unwrapKey('jwk', wrapped, kek, gcm, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+    assert.equal(key.extractable, false);
+  } finally {
+    for (const [n, d] of saved) {
+      if (d) Object.defineProperty(Object.prototype, n, d); else delete Object.prototype[n];
+    }
+  }
+  assert.equal(seen.includes(secret), false, 'the unwrapped secret reached an app getter');
+});
+
+test('PBKDF2 bounds iterations times output blocks and GCM ivs are at most 128 bytes', async () => {
+  const password = await subtle.importKey('raw', utf8('pw'), 'PBKDF2', false, ['deriveBits']);
+  const salt = utf8('salt');
+  await assert.rejects(subtle.deriveBits({ name: 'PBKDF2', hash: 'SHA-1', salt, iterations: 1000000 }, password, 8 * 20 * 11),
+    'OperationError');
+  const ok = await subtle.deriveBits({ name: 'PBKDF2', hash: 'SHA-1', salt, iterations: 1000 }, password, 8 * 20 * 11);
+  assert.equal(ok.byteLength, 220);
+  const key = await subtle.generateKey({ name: 'AES-GCM', length: 128 }, false, ['encrypt']);
+  await assert.rejects(subtle.encrypt({ name: 'AES-GCM', iv: new Uint8Array(129) }, key, utf8('x')), 'OperationError');
+  const sealed = await subtle.encrypt({ name: 'AES-GCM', iv: new Uint8Array(128) }, key, utf8('x'));
+  assert.equal(sealed.byteLength, 17);
+});

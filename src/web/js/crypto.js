@@ -5,9 +5,10 @@ import { host } from './host.js';
 import { DOMException } from './domexception.js';
 import { subtle } from './subtle.js';
 import { defineGlobal, exposeInterface, requireArgs, typedArrayName } from './util.js';
+import { ArrayBufferIsView, SafeSet, TypedArrayPrototypeGetByteLength } from './primordials.js';
 
 const INTERNAL = Symbol('internal');
-const INTEGER_ARRAYS = new Set([
+const INTEGER_ARRAYS = new SafeSet([
   'Int8Array', 'Uint8Array', 'Uint8ClampedArray', 'Int16Array', 'Uint16Array', 'Int32Array',
   'Uint32Array', 'BigInt64Array', 'BigUint64Array',
 ]);
@@ -27,7 +28,7 @@ class Crypto {
   getRandomValues(array) {
     if (!(#brand in this)) throw new TypeError('Illegal invocation');
     requireArgs(arguments.length, 1, "Failed to execute 'getRandomValues' on 'Crypto'");
-    if (!ArrayBuffer.isView(array)) {
+    if (!ArrayBufferIsView(array)) {
       throw new TypeError("Failed to execute 'getRandomValues' on 'Crypto': parameter 1 is not of type 'ArrayBufferView'.");
     }
     if (!INTEGER_ARRAYS.has(typedArrayName(array))) {
@@ -35,9 +36,9 @@ class Crypto {
         "Failed to execute 'getRandomValues' on 'Crypto': The provided ArrayBufferView is not an integer array type.",
         'TypeMismatchError');
     }
-    if (array.byteLength > 65536) {
+    if (TypedArrayPrototypeGetByteLength(array) > 65536) {
       throw new DOMException(
-        `Failed to execute 'getRandomValues' on 'Crypto': The ArrayBufferView's byte length (${array.byteLength}) exceeds the number of bytes of entropy available via this API (65536).`,
+        `Failed to execute 'getRandomValues' on 'Crypto': The ArrayBufferView's byte length (${TypedArrayPrototypeGetByteLength(array)}) exceeds the number of bytes of entropy available via this API (65536).`,
         'QuotaExceededError');
     }
     host.getRandomValues(array);

@@ -35,6 +35,7 @@ export const ObjectGetPrototypeOf = Object.getPrototypeOf;
 export const ObjectHasOwn = Object.hasOwn;
 export const ObjectKeys = Object.keys;
 export const ObjectPrototype = Object.prototype;
+export const ObjectSetPrototypeOf = Object.setPrototypeOf;
 export const ObjectPrototypePropertyIsEnumerable = uncurryThis(Object.prototype.propertyIsEnumerable);
 
 export const ArrayIsArray = Array.isArray;

@@ -5,6 +5,7 @@
 import { host } from './host.js';
 import {
   ArrayPrototypeIncludes, JSONParse, JSONStringify, NumberCtor, NumberIsFinite, MathTrunc,
+  ObjectSetPrototypeOf,
   PromisePrototypeThen, PromiseReject, PromiseResolve, ReflectApply, SafePromise, TypeErrorCtor, TypedArrayPrototypeGetByteLength,
   TypedArrayPrototypeGetBuffer, Uint8ArrayCtor,
 } from './primordials.js';
@@ -19,7 +20,7 @@ const EMPTY = new Uint8ArrayCtor(0);
 const FORMATS = ['raw', 'spki', 'pkcs8', 'jwk'];
 const GCM_TAGS = [32, 64, 96, 104, 112, 120, 128];
 // Bounds the natives also enforce (src/web/subtle_crypto.h); here they become WebCrypto errors.
-const MAX_IV = 1024;
+const MAX_IV = 128; // OpenSSL's bound on a GCM iv
 const MAX_DERIVED_BITS = 65536;
 const MAX_ITERATIONS = 10000000;
 const MAX_RSA_BYTES = 2048;  // 16384 bits
@@ -68,7 +69,7 @@ function cipher(encrypt, alg, record, data) {
   const key = record.material;
   if (name === 'AES-GCM') {
     const ivSize = TypedArrayPrototypeGetByteLength(alg.iv);
-    if (ivSize === 0 || ivSize > MAX_IV) throw domError('AES-GCM iv must be 1 to 1024 bytes', 'OperationError');
+    if (ivSize === 0 || ivSize > MAX_IV) throw domError('AES-GCM iv must be 1 to 128 bytes', 'OperationError');
     const tagLength = alg.tagLength === undefined ? 128 : alg.tagLength;
     if (!ArrayPrototypeIncludes(GCM_TAGS, tagLength)) throw domError(`Invalid AES-GCM tagLength ${tagLength}`, 'OperationError');
     return callNative('subtleAes', ['GCM', encrypt, key, alg.iv, data, alg.additionalData ?? EMPTY, tagLength]);
@@ -112,6 +113,11 @@ function deriveBitsOf(alg, record, length) {
     }
     if (alg.iterations === 0) throw domError('PBKDF2 iterations must not be zero', 'OperationError');
     if (alg.iterations > MAX_ITERATIONS) throw domError(`PBKDF2 iterations are at most ${MAX_ITERATIONS} here`, 'OperationError');
+    // Each hash-sized block of output costs the iterations again: bound the product.
+    const blocks = MathTrunc((length / 8 + hashBytes(alg.hash) - 1) / hashBytes(alg.hash));
+    if (alg.iterations * blocks > MAX_ITERATIONS) {
+      throw domError(`PBKDF2 iterations times output blocks are at most ${MAX_ITERATIONS} here`, 'OperationError');
+    }
     // Many iterations take a while: off the executor thread.
     return PromisePrototypeThen(
       callNativeAsync('subtlePbkdf2', [alg.hash, record.material, alg.salt, alg.iterations, length]),
@@ -134,6 +140,11 @@ function deriveBitsOf(alg, record, length) {
   for (let i = 0; i < out.length; i++) out[i] = full[i];
   if (length % 8 !== 0) out[out.length - 1] &= (0xff << (8 - (length % 8))) & 0xff;
   return TypedArrayPrototypeGetBuffer(out);
+}
+
+// A digest's output in bytes.
+function hashBytes(hash) {
+  return hash === 'SHA-1' ? 20 : hash === 'SHA-256' ? 32 : hash === 'SHA-384' ? 48 : 64;
 }
 
 function blockBits(hash) {
@@ -352,6 +363,9 @@ class SubtleCrypto {
           throw domError('The unwrapped key is not JSON', 'DataError');
         }
         if (typeof data !== 'object' || data === null) throw domError('The unwrapped key is not a JWK', 'DataError');
+        // Parsed here, not by the app: members the JWK lacks must not be looked up on
+        // Object.prototype, where an app's getter would see the unwrapped key material.
+        ObjectSetPrototypeOf(data, null);
       }
       return importKey(f, data, importAlg, !!extractable, usages);
     });
