@@ -244,6 +244,32 @@ TEST_F(DriverTest, HttpsVerifiesTheUpstreamCertificate) {
   EXPECT_NE(body.find("certificate verify failed"), std::string::npos) << body;
 }
 
+TEST_F(DriverTest, HttpsReachesAnUpstreamWhoseCertificateIsTrusted) {
+  // The same kind of upstream, with a certificate for localhost that the master trusts
+  // (SSL_CERT_FILE, read by OpenSSL's default verify paths): the exchange succeeds.
+  std::string dir = ::testing::TempDir();
+  test::ChildProcess gen({"/usr/bin/openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                          "ec_paramgen_curve:prime256v1", "-nodes", "-subj", "/CN=localhost",
+                          "-addext", "subjectAltName=DNS:localhost", "-days", "1", "-keyout",
+                          dir + "/trusted.key", "-out", dir + "/trusted.crt"});
+  ASSERT_EQ(gen.wait(30s), 0) << gen.err();
+  std::uint16_t port = freePort();
+  test::ChildProcess tls({"/usr/bin/openssl", "s_server", "-accept", std::to_string(port), "-cert",
+                          dir + "/trusted.crt", "-key", dir + "/trusted.key", "-www"});
+  setenv("SSL_CERT_FILE", (dir + "/trusted.crt").c_str(), 1);
+  AppConfig a = app("f", "fetch_error.js", "/");
+  a.fetchAllow = {"localhost", "127.0.0.1"};
+  start({a});
+  std::string body;
+  for (int i = 0; i < 100; ++i) {  // until s_server listens
+    body = get(port_, "/?url=https://localhost:" + std::to_string(port) + "/").body();
+    if (body.find("connect") == std::string::npos) break;
+    std::this_thread::sleep_for(20ms);
+  }
+  unsetenv("SSL_CERT_FILE");
+  EXPECT_EQ(body, "ok");
+}
+
 TEST(FetchPolicy, NamesTheRangeOfEveryNonPublicAddress) {
   auto range = [](const char* a) {
     return FetchPolicy::reservedRange(boost::asio::ip::make_address(a)).value_or("public");
