@@ -192,3 +192,10 @@ test('an app that rewrites prototypes still gets its form parsed', async () => {
     String.prototype.slice = saved.slice;
   }
 });
+
+test('parameters without a value are skipped and the rest still parse', async () => {
+  const type = `multipart/form-data; ${';'.repeat(100000)} junk; boundary=zz`;
+  const body = '--zz\r\nContent-Disposition: form-data; odd; name="k"\r\n\r\nv\r\n--zz--\r\n';
+  const form = await new Response(body, { headers: { 'content-type': type } }).formData();
+  assert.equal(form.get('k'), 'v');
+});

@@ -31,10 +31,16 @@ export function parseContentType(value, backslashEscapes = true) {
   let i = semi < 0 ? value.length : semi + 1;
   while (i < value.length) {
     while (i < value.length && isHttpSpace(StringPrototypeCharCodeAt(value, i))) i++;
-    const eq = StringPrototypeIndexOf(value, '=', i);
-    const nextSemi = StringPrototypeIndexOf(value, ';', i);
-    if (eq < 0 || (nextSemi >= 0 && nextSemi < eq)) {
-      i = nextSemi < 0 ? value.length : nextSemi + 1;
+    // The parameter's name runs to '=' or ';' (one forward scan: searching for '=' past the
+    // next ';' would make a value of many bare ';' quadratic).
+    let eq = i;
+    while (eq < value.length) {
+      const c = StringPrototypeCharCodeAt(value, eq);
+      if (c === 59 || c === 61) break;
+      eq++;
+    }
+    if (eq >= value.length || StringPrototypeCharCodeAt(value, eq) === 59) {
+      i = eq + 1; // no '=' in this parameter: skipped
       continue;
     }
     const name = StringPrototypeToLowerCase(StringPrototypeSlice(value, i, eq));
