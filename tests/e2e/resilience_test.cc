@@ -179,7 +179,9 @@ TEST_F(ResilienceTest, HealthyRoutesNeverWaitForAWedgedRender) {
   std::thread render([&] {
     HttpConnection c(port_);
     while (!stop) {
-      Response r = c.request("GET", "/render?ms=5000");
+      // Spins up to 30 s of wall time: the 2 s CPU budget ends it first, however loaded the
+      // machine (with 5 s, a render that got less than 2 s of CPU in them finished with a 200).
+      Response r = c.request("GET", "/render?ms=30000");
       EXPECT_EQ(r.result_int(), 500);
       EXPECT_EQ(r["x-isolane-error"], "CPU_LIMIT");
       ++renders;
