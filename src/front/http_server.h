@@ -105,7 +105,8 @@ struct HttpServerOptions {
   // idle, the new client is answered 503 + Retry-After and closed.
   std::size_t maxConnections = 10'000;
   // Peers whose well-formed X-Request-Id is adopted as the request's id (a load balancer that
-  // made one); from any other peer the header is only passed to the app.
+  // made one); from any other peer the header is only passed to the app. IPv4-mapped IPv6
+  // addresses compare as the IPv4 address they map, here and in the peer.
   std::vector<boost::asio::ip::address> trustedProxies;
   InternalHandler internal;         // optional
   FrontMetrics* metrics = nullptr;  // optional

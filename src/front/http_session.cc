@@ -23,6 +23,19 @@ constexpr std::size_t kMinSendBytesPerSecond = 16 * 1024;
 
 }  // namespace
 
+namespace {
+
+// An IPv4-mapped IPv6 address (::ffff:a.b.c.d, how a dual-stack listener sees an IPv4 peer) as
+// the IPv4 address it maps, so that either form in trusted_proxies matches either form of peer.
+boost::asio::ip::address withoutV4Mapping(const boost::asio::ip::address& a) {
+  if (a.is_v6() && a.to_v6().is_v4_mapped()) {
+    return boost::asio::ip::make_address_v4(boost::asio::ip::v4_mapped, a.to_v6());
+  }
+  return a;
+}
+
+}  // namespace
+
 HttpSession::HttpSession(tcp::socket socket, FrontContext& context)
     : stream_(std::move(socket)),
       readTimer_(stream_.get_executor()),
@@ -32,12 +45,9 @@ HttpSession::HttpSession(tcp::socket socket, FrontContext& context)
   if (auto* m = context_.options.metrics) m->connections.with({}).add(1);
   if (!context_.options.trustedProxies.empty()) {
     boost::system::error_code ec;
-    auto peer = stream_.socket().remote_endpoint(ec).address();
-    if (peer.is_v6() && peer.to_v6().is_v4_mapped()) {
-      peer = boost::asio::ip::make_address_v4(boost::asio::ip::v4_mapped, peer.to_v6());
-    }
+    auto peer = withoutV4Mapping(stream_.socket().remote_endpoint(ec).address());
     for (const auto& trusted : context_.options.trustedProxies) {
-      if (!ec && trusted == peer) peerTrusted_ = true;
+      if (!ec && withoutV4Mapping(trusted) == peer) peerTrusted_ = true;
     }
   }
 }

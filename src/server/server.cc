@@ -134,12 +134,7 @@ Status Server::start() {
   http.idleTimeout = config_.idleTimeout;
   http.sendTimeout = config_.sendTimeout;
   for (const std::string& proxy : config_.trustedProxies) {
-    auto address = boost::asio::ip::make_address(proxy);  // checked by the parser
-    // A peer is compared as IPv4 when it is an IPv4-mapped IPv6 address; so is the list.
-    if (address.is_v6() && address.to_v6().is_v4_mapped()) {
-      address = boost::asio::ip::make_address_v4(boost::asio::ip::v4_mapped, address.to_v6());
-    }
-    http.trustedProxies.push_back(address);
+    http.trustedProxies.push_back(boost::asio::ip::make_address(proxy));  // checked by the parser
   }
   http.metrics = &frontMetrics_;
   http_ = std::make_unique<HttpServer>(http, *router_, *backend_);

@@ -13,26 +13,17 @@ namespace {
 
 enum class Mode { kGcm, kCbc, kCtr, kKw };
 
+// AES in `mode` for a key of 16, 24 or 32 bytes (the callers checked the size).
 const EVP_CIPHER* cipherFor(Mode mode, std::size_t keyBytes) {
-  switch (mode) {
-    case Mode::kGcm:
-      return keyBytes == 16   ? EVP_aes_128_gcm()
-             : keyBytes == 24 ? EVP_aes_192_gcm()
-                              : EVP_aes_256_gcm();
-    case Mode::kCbc:
-      return keyBytes == 16   ? EVP_aes_128_cbc()
-             : keyBytes == 24 ? EVP_aes_192_cbc()
-                              : EVP_aes_256_cbc();
-    case Mode::kCtr:
-      return keyBytes == 16   ? EVP_aes_128_ctr()
-             : keyBytes == 24 ? EVP_aes_192_ctr()
-                              : EVP_aes_256_ctr();
-    case Mode::kKw:
-      return keyBytes == 16   ? EVP_aes_128_wrap()
-             : keyBytes == 24 ? EVP_aes_192_wrap()
-                              : EVP_aes_256_wrap();
-  }
-  return nullptr;
+  using Maker = const EVP_CIPHER* (*)();
+  static constexpr Maker kCiphers[][3] = {
+      {EVP_aes_128_gcm, EVP_aes_192_gcm, EVP_aes_256_gcm},     // Mode::kGcm
+      {EVP_aes_128_cbc, EVP_aes_192_cbc, EVP_aes_256_cbc},     // Mode::kCbc
+      {EVP_aes_128_ctr, EVP_aes_192_ctr, EVP_aes_256_ctr},     // Mode::kCtr
+      {EVP_aes_128_wrap, EVP_aes_192_wrap, EVP_aes_256_wrap},  // Mode::kKw
+  };
+  std::size_t size = keyBytes == 16 ? 0 : keyBytes == 24 ? 1 : 2;
+  return kCiphers[static_cast<std::size_t>(mode)][size]();
 }
 
 // Runs `in` through an initialised context, appending to `out`; false when OpenSSL refuses

@@ -48,6 +48,12 @@ class DriverTest : public ::testing::Test {
     port_ = server_->port();
     test::waitForEveryWorker(*server_);  // start() returns once one is ready
   }
+
+ public:  // for helpers outside the fixture
+  void startApps(std::vector<AppConfig> apps) { start(std::move(apps)); }
+  std::uint16_t port() const { return port_; }
+
+ protected:
   AppConfig fetcher(const Upstream& upstream, bool allowLoopback = true) {
     AppConfig a = app("fetcher", "fetcher.js", "/f");
     a.vars = {{"UPSTREAM", upstream.base()}};
@@ -220,54 +226,43 @@ std::uint16_t freePort() {
   return ntohs(addr.sin_port);
 }
 
-TEST_F(DriverTest, HttpsVerifiesTheUpstreamCertificate) {
-  // A TLS upstream with a self-signed certificate (openssl, from Debian): refused by
-  // verification, with the reason as the error's cause.
+// An app's fetch() of a TLS upstream (openssl s_server, from Debian, with a self-signed
+// certificate for localhost): what the app saw ("ok", or the error and its cause). With
+// `trusted`, the master trusts the certificate (SSL_CERT_FILE, read by OpenSSL's default
+// verify paths when the server starts).
+std::string fetchFromTlsUpstream(DriverTest& t, const std::string& name, bool trusted) {
   std::string dir = ::testing::TempDir();
-  test::ChildProcess gen({"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
-                          "-subj", "/CN=localhost", "-days", "1", "-keyout", dir + "/tls.key",
-                          "-out", dir + "/tls.crt"});
-  ASSERT_EQ(gen.wait(30s), 0) << gen.err();
+  test::ChildProcess gen({"/usr/bin/openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                          "ec_paramgen_curve:prime256v1", "-nodes", "-subj", "/CN=localhost",
+                          "-addext", "subjectAltName=DNS:localhost", "-days", "1", "-keyout",
+                          dir + "/" + name + ".key", "-out", dir + "/" + name + ".crt"});
+  EXPECT_EQ(gen.wait(30s), 0) << gen.err();
   std::uint16_t port = freePort();
   test::ChildProcess tls({"/usr/bin/openssl", "s_server", "-accept", std::to_string(port), "-cert",
-                          dir + "/tls.crt", "-key", dir + "/tls.key", "-www"});
+                          dir + "/" + name + ".crt", "-key", dir + "/" + name + ".key", "-www"});
+  if (trusted) setenv("SSL_CERT_FILE", (dir + "/" + name + ".crt").c_str(), 1);
   AppConfig a = app("f", "fetch_error.js", "/");
   a.fetchAllow = {"localhost", "127.0.0.1"};
-  start({a});
+  t.startApps({a});
   std::string body;
   for (int i = 0; i < 100; ++i) {  // until s_server listens
-    body = get(port_, "/?url=https://localhost:" + std::to_string(port) + "/").body();
+    body = get(t.port(), "/?url=https://localhost:" + std::to_string(port) + "/").body();
     if (body.find("connect") == std::string::npos) break;
     std::this_thread::sleep_for(20ms);
   }
+  unsetenv("SSL_CERT_FILE");
+  return body;
+}
+
+TEST_F(DriverTest, HttpsVerifiesTheUpstreamCertificate) {
+  // Not trusted: refused by verification, with the reason as the error's cause.
+  std::string body = fetchFromTlsUpstream(*this, "untrusted", false);
   EXPECT_NE(body.find("fetch failed"), std::string::npos) << body;
   EXPECT_NE(body.find("certificate verify failed"), std::string::npos) << body;
 }
 
 TEST_F(DriverTest, HttpsReachesAnUpstreamWhoseCertificateIsTrusted) {
-  // The same kind of upstream, with a certificate for localhost that the master trusts
-  // (SSL_CERT_FILE, read by OpenSSL's default verify paths): the exchange succeeds.
-  std::string dir = ::testing::TempDir();
-  test::ChildProcess gen({"/usr/bin/openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
-                          "ec_paramgen_curve:prime256v1", "-nodes", "-subj", "/CN=localhost",
-                          "-addext", "subjectAltName=DNS:localhost", "-days", "1", "-keyout",
-                          dir + "/trusted.key", "-out", dir + "/trusted.crt"});
-  ASSERT_EQ(gen.wait(30s), 0) << gen.err();
-  std::uint16_t port = freePort();
-  test::ChildProcess tls({"/usr/bin/openssl", "s_server", "-accept", std::to_string(port), "-cert",
-                          dir + "/trusted.crt", "-key", dir + "/trusted.key", "-www"});
-  setenv("SSL_CERT_FILE", (dir + "/trusted.crt").c_str(), 1);
-  AppConfig a = app("f", "fetch_error.js", "/");
-  a.fetchAllow = {"localhost", "127.0.0.1"};
-  start({a});
-  std::string body;
-  for (int i = 0; i < 100; ++i) {  // until s_server listens
-    body = get(port_, "/?url=https://localhost:" + std::to_string(port) + "/").body();
-    if (body.find("connect") == std::string::npos) break;
-    std::this_thread::sleep_for(20ms);
-  }
-  unsetenv("SSL_CERT_FILE");
-  EXPECT_EQ(body, "ok");
+  EXPECT_EQ(fetchFromTlsUpstream(*this, "trusted", true), "ok");
 }
 
 TEST(FetchPolicy, NamesTheRangeOfEveryNonPublicAddress) {

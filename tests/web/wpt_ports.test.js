@@ -91,7 +91,7 @@ test('wpt blob constructor', async () => {
 });
 
 test('wpt blob slice', async () => {
-  const blob = new Blob(['PASSXXXXXXX']);
+  const blob = new Blob(['PASS0123456']);
   assert.equal(await blob.slice(0, 4).text(), 'PASS');
   assert.equal(await blob.slice(-11, -7).text(), 'PASS');
   assert.equal(await blob.slice(0, -7).text(), 'PASS');
@@ -100,7 +100,7 @@ test('wpt blob slice', async () => {
   assert.equal(blob.slice(0, 4, 'TEXT/PLAIN').type, 'text/plain');
   assert.equal(blob.slice(0, 4, '\u00ff').type, '');
   const nested = new Blob([blob.slice(4), new Blob(['AB']).slice(1)]);
-  assert.equal(await nested.text(), 'XXXXXXXB');
+  assert.equal(await nested.text(), '0123456B');
 });
 
 test('wpt file constructor', async () => {

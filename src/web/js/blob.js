@@ -6,13 +6,12 @@ import { host } from './host.js';
 import { utf8DecodeStripBOM } from './encoding.js';
 import { ReadableStream } from './streams.js';
 import {
-  bufferSourceView, concatBytes, copyBytes, exactArrayBuffer, exposeInterface, requireArgs,
-  toDictionary, toUSVString,
+  bufferSourceView, concatBytes, copyBytes, exactArrayBuffer, exposeInterface, replaceLineBreaks,
+  requireArgs, sequenceOf, toDictionary, toUSVString,
 } from './util.js';
 import {
-  ArrayPrototypeJoin, ArrayPrototypePush, DateNow, MathMax, MathMin, MathTrunc, NumberCtor,
-  ReflectApply, RegExpPrototypeExec, StringPrototypeCharCodeAt, StringPrototypeSlice,
-  PromiseReject, PromiseResolve, StringPrototypeToLowerCase, SymbolIterator, TypeErrorCtor,
+  ArrayPrototypePush, DateNow, MathMax, MathMin, MathTrunc, NumberCtor,
+  RegExpPrototypeExec, PromiseReject, PromiseResolve, StringPrototypeToLowerCase, SymbolIterator, TypeErrorCtor,
   TypedArrayPrototypeGetByteLength,
 } from './primordials.js';
 
@@ -27,25 +26,15 @@ export let makeBlob;     // (bytes owned by the new Blob, type) -> Blob
 export let makeFile;     // (bytes owned by the new File, name, type, lastModified) -> File
 let fillBlob;            // (blob, bytes, type): File's constructor fills its Blob part with it
 
+// Whether a type may be a Blob's: only characters U+0020-U+007E.
+export function isValidBlobType(type) {
+  return RegExpPrototypeExec(PRINTABLE_ASCII, type) !== null;
+}
+
 // Blob's `type`: lower-cased, or '' when it has a character outside U+0020-U+007E.
 export function normalizeType(type) {
   const t = toUSVString(type);
-  return RegExpPrototypeExec(PRINTABLE_ASCII, t) === null ? '' : StringPrototypeToLowerCase(t);
-}
-
-// "convert line endings to native" (LF here): CR LF and lone CR become LF.
-function nativeEndings(text) {
-  const pieces = [];
-  let from = 0;
-  for (let i = 0; i < text.length; i++) {
-    if (StringPrototypeCharCodeAt(text, i) !== 13) continue;
-    ArrayPrototypePush(pieces, StringPrototypeSlice(text, from, i), '\n');
-    if (StringPrototypeCharCodeAt(text, i + 1) === 10) i++;
-    from = i + 1;
-  }
-  if (from === 0) return text;
-  ArrayPrototypePush(pieces, StringPrototypeSlice(text, from));
-  return ArrayPrototypeJoin(pieces, '');
+  return isValidBlobType(t) ? StringPrototypeToLowerCase(t) : '';
 }
 
 // "process blob parts": the concatenated bytes of a sequence of BufferSource, Blob or USVString.
@@ -58,17 +47,11 @@ function processParts(parts, endings, context) {
   if (typeof iter !== 'function') {
     throw new TypeErrorCtor(`${context}: The object must have a callable @@iterator property.`);
   }
+  const items = sequenceOf(parts, iter, context);
   const chunks = [];
   let total = 0;
-  const iterator = ReflectApply(iter, parts, []);
-  const next = iterator.next;
-  for (;;) {
-    const step = ReflectApply(next, iterator, []);
-    if (step === null || typeof step !== 'object') {
-      throw new TypeErrorCtor(`${context}: The iterator's result is not an object.`);
-    }
-    if (step.done) break;
-    const part = step.value;
+  for (let i = 0; i < items.length; i++) {
+    const part = items[i];
     let bytes;
     if (isBlob(part)) {
       bytes = blobBytes(part);
@@ -78,7 +61,7 @@ function processParts(parts, endings, context) {
         bytes = copyBytes(view);
       } else {
         let text = toUSVString(part);
-        if (endings === 'native') text = nativeEndings(text);
+        if (endings === 'native') text = replaceLineBreaks(text, '\n');
         bytes = host.utf8Encode(text);
       }
     }

@@ -12,7 +12,7 @@ import {
 } from './streams.js';
 import { inspect } from './inspect.js';
 import { URLSearchParams } from './url.js';
-import { blobBodyBytes, blobType, isBlob, makeBlob, normalizeType } from './blob.js';
+import { blobBodyBytes, blobType, isBlob, isValidBlobType, makeBlob } from './blob.js';
 import { isFormData } from './form_data.js';
 import { parseContentType, parseFormBody, serializeFormData, serializeMimeType } from './multipart.js';
 import {
@@ -233,13 +233,10 @@ function readStreamBytes(stream) {
 // standard serialises it ('' when there is none, or it is not printable ASCII).
 function toBlob(bytes, contentType) {
   const parsed = parseContentType(contentType);
-  return makeBlob(bytes, parsed === null ? '' : normalizeTypeKeepingCase(serializeMimeType(parsed)));
-}
-
-// A Blob type's rule (printable ASCII or nothing), without its lower-casing: a serialised MIME
-// type keeps its parameters' values as they were.
-function normalizeTypeKeepingCase(type) {
-  return normalizeType(type) === '' ? '' : type;
+  if (parsed === null) return makeBlob(bytes, '');
+  // Not lower-cased as a Blob constructor's type is: the parameters' values keep their case.
+  const type = serializeMimeType(parsed);
+  return makeBlob(bytes, isValidBlobType(type) ? type : '');
 }
 
 // Installs text/json/arrayBuffer/bytes/blob/formData and the body/bodyUsed getters on a class.

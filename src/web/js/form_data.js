@@ -1,7 +1,7 @@
 // FormData (XMLHttpRequest Standard §5): an ordered list of (name, value) entries whose values are
 // strings or Files. Hand-written: formdata-polyfill, the npm implementation, needs fetch-blob
 // (a Node module) and looks methods up on app-reachable prototypes at run time.
-import { Blob, blobBodyBytes, blobType, fileInfo, isBlob, makeFile } from './blob.js';
+import { blobBodyBytes, blobType, fileInfo, isBlob, makeFile } from './blob.js';
 import { exposeInterface, requireArgs, toUSVString } from './util.js';
 import {
   ArrayPrototypePush, DateNow, ReflectApply, TypeErrorCtor, copyArray,
@@ -182,4 +182,4 @@ Object.defineProperty(FormData.prototype, Symbol.iterator, {
   value: FormData.prototype.entries, writable: true, configurable: true,
 });
 
-export { FormData, Blob };
+export { FormData };

@@ -10,20 +10,15 @@
 // names are not enforced: they protect browsers' users, and server runtimes (Workers, Deno,
 // Node) do not apply them either.
 import { registerInspector, shownAs } from './inspect.js';
-import { exposeInterface, requireArgs } from './util.js';
+import { exposeInterface, requireArgs, sequenceOf, trimHttpWhitespace } from './util.js';
 import {
   ArrayPrototypeJoin, ArrayPrototypePush, ArrayPrototypeSort, copyArray, JSONStringify, ObjectDefineProperty,
   ObjectGetOwnPropertySymbols, ObjectGetPrototypeOf, ObjectHasOwn, ObjectKeys,
-  ObjectPrototypePropertyIsEnumerable, ReflectApply, RegExpTest, SafeMap, StringPrototypeCharCodeAt,
-  StringPrototypeSlice, StringPrototypeToLowerCase, SymbolIterator, TypeErrorCtor,
+  ObjectPrototypePropertyIsEnumerable, ReflectApply, RegExpTest, SafeMap, StringPrototypeToLowerCase, SymbolIterator, TypeErrorCtor,
 } from './primordials.js';
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const INVALID_VALUE = /[\0\r\n\u0100-\uffff]/;
-
-function isHttpWhitespace(c) {
-  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
-}
 
 // Header names and values from the spec's productions, with clear TypeErrors. (The server checks
 // them again in C++ before anything reaches the wire.)
@@ -34,13 +29,7 @@ export function normalizeName(name, context) {
 }
 
 export function normalizeValue(value, name, context) {
-  let s = typeof value === 'string' ? value : `${value}`;
-  // Strip leading/trailing HTTP whitespace only when there is some (the common case has none).
-  let start = 0;
-  let end = s.length;
-  while (start < end && isHttpWhitespace(StringPrototypeCharCodeAt(s, start))) start++;
-  while (end > start && isHttpWhitespace(StringPrototypeCharCodeAt(s, end - 1))) end--;
-  if (start !== 0 || end !== s.length) s = StringPrototypeSlice(s, start, end);
+  const s = trimHttpWhitespace(typeof value === 'string' ? value : `${value}`);
   if (RegExpTest(INVALID_VALUE, s)) {
     throw new TypeErrorCtor(`${context}: Invalid value for header "${name}": ${JSONStringify(s)}`);
   }
@@ -270,34 +259,6 @@ class Headers {
     headersGet = (h, key) => h.#map.get(key) ?? null;
     isHeaders = (value) => typeof value === 'object' && value !== null && #map in value;
     iteratorList = (h) => h.#sortedList();
-  }
-}
-
-// A WebIDL sequence from an iterable: the values its iterator yields, in a list of ours.
-// `iter` is the @@iterator method already read, or null to read it now.
-function sequenceOf(value, iter, context) {
-  if (iter === null) {
-    if (value === null || typeof value !== 'object') {
-      throw new TypeErrorCtor(`${context}: The provided value cannot be converted to a sequence.`);
-    }
-    iter = value[SymbolIterator];
-    if (typeof iter !== 'function') {
-      throw new TypeErrorCtor(`${context}: The provided value cannot be converted to a sequence.`);
-    }
-  }
-  const iterator = ReflectApply(iter, value, []);
-  if (iterator === null || (typeof iterator !== 'object' && typeof iterator !== 'function')) {
-    throw new TypeErrorCtor(`${context}: The iterator is not an object.`);
-  }
-  const next = iterator.next;
-  const items = [];
-  for (;;) {
-    const step = ReflectApply(next, iterator, []);
-    if (step === null || (typeof step !== 'object' && typeof step !== 'function')) {
-      throw new TypeErrorCtor(`${context}: The iterator result is not an object.`);
-    }
-    if (step.done) return items;
-    ArrayPrototypePush(items, step.value);
   }
 }
 

@@ -7,7 +7,9 @@ import { host } from './host.js';
 import { blobBytes, blobType, fileInfo, makeFile, normalizeType } from './blob.js';
 import { formDataEntries, makeFormData } from './form_data.js';
 import { URLSearchParams } from './url.js';
-import { concatBytes, copyBytes } from './util.js';
+import {
+  concatBytes, copyBytes, isHttpWhitespace, replaceLineBreaks, trimHttpWhitespace,
+} from './util.js';
 import {
   ArrayPrototypeJoin, ArrayPrototypePush, DateNow, ObjectKeys, ReflectApply, RegExpPrototypeExec,
   StringFromCharCode,
@@ -24,13 +26,13 @@ const URLSearchParamsForEach = URLSearchParams.prototype.forEach;
 export function parseContentType(value, backslashEscapes = true) {
   if (typeof value !== 'string') return null;
   const semi = StringPrototypeIndexOf(value, ';');
-  const essence = StringPrototypeToLowerCase(trimHttp(semi < 0 ? value : StringPrototypeSlice(value, 0, semi)));
+  const essence = StringPrototypeToLowerCase(trimHttpWhitespace(semi < 0 ? value : StringPrototypeSlice(value, 0, semi)));
   const slash = StringPrototypeIndexOf(essence, '/');
   if (slash <= 0 || slash === essence.length - 1) return null;
   const params = { __proto__: null };
   let i = semi < 0 ? value.length : semi + 1;
   while (i < value.length) {
-    while (i < value.length && isHttpSpace(StringPrototypeCharCodeAt(value, i))) i++;
+    while (i < value.length && isHttpWhitespace(StringPrototypeCharCodeAt(value, i))) i++;
     // The parameter's name runs to '=' or ';' (one forward scan: searching for '=' past the
     // next ';' would make a value of many bare ';' quadratic).
     let eq = i;
@@ -59,24 +61,12 @@ export function parseContentType(value, backslashEscapes = true) {
       i = end < 0 ? value.length : end + 1;
     } else {
       const end = StringPrototypeIndexOf(value, ';', i);
-      v = trimHttp(StringPrototypeSlice(value, i, end < 0 ? value.length : end));
+      v = trimHttpWhitespace(StringPrototypeSlice(value, i, end < 0 ? value.length : end));
       i = end < 0 ? value.length : end + 1;
     }
     if (name !== '' && !(name in params)) params[name] = v;
   }
   return { essence, params };
-}
-
-function isHttpSpace(c) {
-  return c === 32 || c === 9 || c === 10 || c === 13;
-}
-
-function trimHttp(s) {
-  let a = 0;
-  let b = s.length;
-  while (a < b && isHttpSpace(StringPrototypeCharCodeAt(s, a))) a++;
-  while (b > a && isHttpSpace(StringPrototypeCharCodeAt(s, b - 1))) b--;
-  return StringPrototypeSlice(s, a, b);
 }
 
 // Names and filenames in a part's header: CR, LF and '"' percent-encoded, as browsers send them.
@@ -112,22 +102,6 @@ function unescapeName(s) {
   return ArrayPrototypeJoin(pieces, '');
 }
 
-// Line breaks of string values become CR LF.
-function crlf(s) {
-  const pieces = [];
-  let from = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = StringPrototypeCharCodeAt(s, i);
-    if (c !== 10 && c !== 13) continue;
-    ArrayPrototypePush(pieces, StringPrototypeSlice(s, from, i), '\r\n');
-    if (c === 13 && StringPrototypeCharCodeAt(s, i + 1) === 10) i++;
-    from = i + 1;
-  }
-  if (from === 0) return s;
-  ArrayPrototypePush(pieces, StringPrototypeSlice(s, from));
-  return ArrayPrototypeJoin(pieces, '');
-}
-
 function newBoundary() {
   const random = new Uint8ArrayCtor(16);
   host.getRandomValues(random);
@@ -148,10 +122,10 @@ export function serializeFormData(formData) {
     total += TypedArrayPrototypeGetByteLength(bytes);
   };
   for (let i = 0; i < entries.length; i++) {
-    const name = escapeName(crlf(entries[i][0]));
+    const name = escapeName(replaceLineBreaks(entries[i][0], '\r\n'));
     const value = entries[i][1];
     if (typeof value === 'string') {
-      add(host.utf8Encode(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${crlf(value)}\r\n`));
+      add(host.utf8Encode(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${replaceLineBreaks(value, '\r\n')}\r\n`));
     } else {
       const type = blobType(value) || 'application/octet-stream';
       const info = fileInfo(value);
@@ -192,8 +166,8 @@ function parsePartHeaders(text) {
     from = end + 2;
     const colon = StringPrototypeIndexOf(line, ':');
     if (colon <= 0) fail('a part has a malformed header line');
-    const name = StringPrototypeToLowerCase(trimHttp(StringPrototypeSlice(line, 0, colon)));
-    const value = trimHttp(StringPrototypeSlice(line, colon + 1));
+    const name = StringPrototypeToLowerCase(trimHttpWhitespace(StringPrototypeSlice(line, 0, colon)));
+    const value = trimHttpWhitespace(StringPrototypeSlice(line, colon + 1));
     if (name === 'content-disposition') disposition = value;
     else if (name === 'content-type') type = value;
   }

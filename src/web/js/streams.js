@@ -5,6 +5,7 @@ import './domexception.js'; // the ponyfill picks up globalThis.DOMException whe
 import * as streams from 'web-streams-polyfill';
 import { registerInspector } from './inspect.js';
 import { defineGlobal, setName } from './util.js';
+import { uncurryGetter } from './primordials.js';
 
 const {
   ReadableStream, ReadableStreamDefaultReader, ReadableStreamBYOBReader,
@@ -86,12 +87,8 @@ export function installGenericTransformStream(cls, pairOf) {
 }
 
 // The two sides of a TransformStream, read through its getters as the library defined them.
-const transformReadable = Object.getOwnPropertyDescriptor(TransformStream.prototype, 'readable').get;
-const transformWritable = Object.getOwnPropertyDescriptor(TransformStream.prototype, 'writable').get;
+const transformReadable = uncurryGetter(TransformStream.prototype, 'readable');
+const transformWritable = uncurryGetter(TransformStream.prototype, 'writable');
 export function transformPair(transform) {
-  return {
-    __proto__: null,
-    readable: Reflect.apply(transformReadable, transform, []),
-    writable: Reflect.apply(transformWritable, transform, []),
-  };
+  return { __proto__: null, readable: transformReadable(transform), writable: transformWritable(transform) };
 }

@@ -10,7 +10,7 @@ import {
   TypedArrayPrototypeGetBuffer, Uint8ArrayCtor,
 } from './primordials.js';
 import {
-  callNative, callNativeAsync, copyBytes, domError, normalize, requireBytes, toKeyUsages,
+  callNative, callNativeAsync, copyBufferSource, domError, normalize, requireBytes, toKeyUsages,
 } from './subtle_util.js';
 import { exportKey, generateKey, importKey, keyRecord } from './subtle_keys.js';
 import { exposeInterface, requireArgs } from './util.js';
@@ -197,6 +197,17 @@ function operation(self, given, needed, method, fn) {
 
 let isSubtle;
 
+// encrypt() and decrypt(): `method` names the one called.
+function encryptOrDecrypt(self, argc, method, algorithm, key, data) {
+  return operation(self, argc, 3, method, () => {
+    const record = toKey(key, method, 2);
+    const bytes = requireBytes(data, `${what(method)}: parameter 3`);
+    const alg = normalize(algorithm, method, what(method));
+    checkKey(alg, record, method);
+    return cipher(method === 'encrypt', alg, record, bytes);
+  });
+}
+
 class SubtleCrypto {
   #brand = true;
 
@@ -210,7 +221,7 @@ class SubtleCrypto {
 
   digest(algorithm, data) {
     return operation(this, arguments.length, 2, 'digest', () => {
-      const bytes = copyBytes(data);
+      const bytes = copyBufferSource(data);
       if (bytes === null) {
         throw new TypeErrorCtor(`${what('digest')}: parameter 2 is not of type '(ArrayBuffer or ArrayBufferView)'.`);
       }
@@ -220,23 +231,11 @@ class SubtleCrypto {
   }
 
   encrypt(algorithm, key, data) {
-    return operation(this, arguments.length, 3, 'encrypt', () => {
-      const record = toKey(key, 'encrypt', 2);
-      const bytes = requireBytes(data, `${what('encrypt')}: parameter 3`);
-      const alg = normalize(algorithm, 'encrypt', what('encrypt'));
-      checkKey(alg, record, 'encrypt');
-      return cipher(true, alg, record, bytes);
-    });
+    return encryptOrDecrypt(this, arguments.length, 'encrypt', algorithm, key, data);
   }
 
   decrypt(algorithm, key, data) {
-    return operation(this, arguments.length, 3, 'decrypt', () => {
-      const record = toKey(key, 'decrypt', 2);
-      const bytes = requireBytes(data, `${what('decrypt')}: parameter 3`);
-      const alg = normalize(algorithm, 'decrypt', what('decrypt'));
-      checkKey(alg, record, 'decrypt');
-      return cipher(false, alg, record, bytes);
-    });
+    return encryptOrDecrypt(this, arguments.length, 'decrypt', algorithm, key, data);
   }
 
   sign(algorithm, key, data) {

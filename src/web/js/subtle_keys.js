@@ -11,9 +11,9 @@ import {
   TypedArrayPrototypeGetByteLength, Uint8ArrayCtor,
 } from './primordials.js';
 import {
-  base64url, callNative, callNativeAsync, checkUsages, copyOf, domError, fromBase64url, intersectUsages, setKeyBrandCheck,
+  base64url, callNative, callNativeAsync, checkUsages, domError, fromBase64url, intersectUsages, setKeyBrandCheck,
 } from './subtle_util.js';
-import { exposeInterface } from './util.js';
+import { copyBytes, exposeInterface } from './util.js';
 
 const INTERNAL = Symbol('internal');
 const ENC = ['encrypt', 'decrypt', 'wrapKey', 'unwrapKey'];
@@ -103,7 +103,7 @@ function publicAlgorithm(a) {
   const out = { name: a.name };
   if (a.modulusLength !== undefined) {
     define(out, 'modulusLength', a.modulusLength);
-    define(out, 'publicExponent', copyOf(a.publicExponent));
+    define(out, 'publicExponent', copyBytes(a.publicExponent));
   }
   if (a.hash !== undefined) define(out, 'hash', { name: a.hash });
   if (a.length !== undefined) define(out, 'length', a.length);
@@ -355,7 +355,7 @@ export function importKey(format, keyData, alg, extractable, usages) {
 }
 
 function copyBuffer(bytes) {
-  return TypedArrayPrototypeGetBuffer(copyOf(bytes));
+  return TypedArrayPrototypeGetBuffer(copyBytes(bytes));
 }
 
 // exportKey: an ArrayBuffer, or a JWK object.

@@ -30,7 +30,7 @@ export function domError(message, name) {
 // A copy of a BufferSource's bytes (WebIDL "get a copy of the bytes held by the buffer source"),
 // or null when `value` is not one. A detached buffer holds no bytes. Copying now means nothing
 // the app does later (a detach, a resize, a write) changes what the operation reads.
-export function copyBytes(value) {
+export function copyBufferSource(value) {
   let buffer;
   let offset;
   let length;
@@ -60,16 +60,8 @@ export function copyBytes(value) {
   return out;
 }
 
-// A copy of one of our own Uint8Arrays. (TypedArray.prototype.slice would ask the array's
-// `constructor`, which an app may replace, to make the copy: and so be handed the bytes.)
-export function copyOf(u8) {
-  const out = new Uint8ArrayCtor(TypedArrayPrototypeGetByteLength(u8));
-  TypedArrayPrototypeSet(out, u8);
-  return out;
-}
-
 export function requireBytes(value, context) {
-  const bytes = copyBytes(value);
+  const bytes = copyBufferSource(value);
   if (bytes === null) {
     throw new TypeErrorCtor(`${context} is not of type '(ArrayBuffer or ArrayBufferView)'.`);
   }

@@ -7,15 +7,15 @@ import {
 import { exposeInterface, isArrayBuffer, isSharedArrayBuffer } from './util.js';
 import {
   ArrayBufferIsView, ReflectApply, StringPrototypeCharCodeAt, StringPrototypeSlice, TypeErrorCtor,
-  Uint8ArrayCtor,
+  Uint8ArrayCtor, uncurryGetter,
 } from './primordials.js';
 
 const encodeText = TextEncoder.prototype.encode;
 const transformEnqueue = TransformStreamDefaultController.prototype.enqueue;
 const enqueue = (controller, chunk) => ReflectApply(transformEnqueue, controller, [chunk]);
 const decodeText = TextDecoder.prototype.decode;
-const decoderFatal = Object.getOwnPropertyDescriptor(TextDecoder.prototype, 'fatal').get;
-const decoderIgnoreBOM = Object.getOwnPropertyDescriptor(TextDecoder.prototype, 'ignoreBOM').get;
+const decoderFatal = uncurryGetter(TextDecoder.prototype, 'fatal');
+const decoderIgnoreBOM = uncurryGetter(TextDecoder.prototype, 'ignoreBOM');
 
 class TextEncoderStream {
   #transform;
@@ -79,12 +79,12 @@ class TextDecoderStream {
 
   get fatal() {
     if (!(#transform in this)) throw new TypeErrorCtor('Illegal invocation');
-    return ReflectApply(decoderFatal, this.#decoder, []);
+    return decoderFatal(this.#decoder);
   }
 
   get ignoreBOM() {
     if (!(#transform in this)) throw new TypeErrorCtor('Illegal invocation');
-    return ReflectApply(decoderIgnoreBOM, this.#decoder, []);
+    return decoderIgnoreBOM(this.#decoder);
   }
 
   static {

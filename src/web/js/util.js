@@ -2,8 +2,9 @@
 // type conversions (ByteString, USVString, BufferSource), and cheap brand checks.
 // Hand-written: these are the bits of WebIDL glue that no library exposes on its own.
 import {
-  ArrayBufferIsView, RegExpPrototypeExec,
-  StringCtor, StringPrototypeCharCodeAt, StringPrototypeToWellFormed, TypeErrorCtor,
+  ArrayBufferIsView, ArrayPrototypeJoin, ArrayPrototypePush, ReflectApply, RegExpPrototypeExec,
+  StringCtor, StringPrototypeCharCodeAt, StringPrototypeSlice, StringPrototypeToWellFormed,
+  SymbolIterator, TypeErrorCtor,
   TypedArrayPrototype, TypedArrayPrototypeGetByteLength, TypedArrayPrototypeGetSymbolToStringTag,
   TypedArrayPrototypeSet, TypedArrayPrototypeSlice, Uint8ArrayCtor, uncurryGetter,
 } from './primordials.js';
@@ -116,7 +117,9 @@ export function bufferSourceView(value, allowShared = false) {
   if (ArrayBufferIsView(value)) {
     const tag = TypedArrayPrototypeGetSymbolToStringTag(value);
     const buffer = tag !== undefined ? viewBuffer(value) : dataViewBuffer(value);
-    if (!allowShared && isSharedArrayBuffer(buffer)) return null; // WebIDL: not [AllowShared]
+    // WebIDL: not [AllowShared]. Asked as "is it an ArrayBuffer", which costs no exception in
+    // the common case (the shared check throws for every ArrayBuffer it is given).
+    if (!allowShared && !isArrayBuffer(buffer)) return null;
     if (tag === 'Uint8Array') return value;
     if (tag !== undefined) {
       return new Uint8ArrayCtor(buffer, viewByteOffset(value), TypedArrayPrototypeGetByteLength(value));
@@ -158,4 +161,63 @@ export function exactArrayBuffer(u8) {
   const buffer = viewBuffer(u8);
   return viewByteOffset(u8) === 0 && TypedArrayPrototypeGetByteLength(u8) === abByteLength(buffer)
     ? buffer : viewBuffer(TypedArrayPrototypeSlice(u8));
+}
+
+// A WebIDL sequence from an iterable: the values its iterator yields, in a list of ours.
+// `iter` is the @@iterator method already read, or null to read it now.
+export function sequenceOf(value, iter, context) {
+  if (iter === null) {
+    if (value === null || typeof value !== 'object') {
+      throw new TypeErrorCtor(`${context}: The provided value cannot be converted to a sequence.`);
+    }
+    iter = value[SymbolIterator];
+    if (typeof iter !== 'function') {
+      throw new TypeErrorCtor(`${context}: The provided value cannot be converted to a sequence.`);
+    }
+  }
+  const iterator = ReflectApply(iter, value, []);
+  if (iterator === null || (typeof iterator !== 'object' && typeof iterator !== 'function')) {
+    throw new TypeErrorCtor(`${context}: The iterator is not an object.`);
+  }
+  const next = iterator.next;
+  const items = [];
+  for (;;) {
+    const step = ReflectApply(next, iterator, []);
+    if (step === null || (typeof step !== 'object' && typeof step !== 'function')) {
+      throw new TypeErrorCtor(`${context}: The iterator result is not an object.`);
+    }
+    if (step.done) return items;
+    ArrayPrototypePush(items, step.value);
+  }
+}
+
+// HTTP whitespace (Fetch): tab, LF, CR, space.
+export function isHttpWhitespace(c) {
+  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+}
+
+// `s` without leading and trailing HTTP whitespace (`s` itself when it has none).
+export function trimHttpWhitespace(s) {
+  let start = 0;
+  let end = s.length;
+  while (start < end && isHttpWhitespace(StringPrototypeCharCodeAt(s, start))) start++;
+  while (end > start && isHttpWhitespace(StringPrototypeCharCodeAt(s, end - 1))) end--;
+  return start === 0 && end === s.length ? s : StringPrototypeSlice(s, start, end);
+}
+
+// Every line break of `text` (CR LF, a lone CR or a lone LF) as `newline`: Blob's "native"
+// endings ('\n') and multipart/form-data's values ('\r\n').
+export function replaceLineBreaks(text, newline) {
+  const pieces = [];
+  let from = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = StringPrototypeCharCodeAt(text, i);
+    if (c !== 10 && c !== 13) continue;
+    ArrayPrototypePush(pieces, StringPrototypeSlice(text, from, i), newline);
+    if (c === 13 && StringPrototypeCharCodeAt(text, i + 1) === 10) i++;
+    from = i + 1;
+  }
+  if (from === 0) return text;
+  ArrayPrototypePush(pieces, StringPrototypeSlice(text, from));
+  return ArrayPrototypeJoin(pieces, '');
 }

@@ -6,40 +6,32 @@
 // Installed per context (host.perContext, called by C++ as each context is made), not when the
 // bundle runs: V8 keeps WebAssembly out of a snapshot's contexts and adds a fresh one to each
 // context made from it.
-import { Headers } from './headers.js';
+import { headersGet } from './headers.js';
 import { Response, isResponse } from './response.js';
+import { trimHttpWhitespace } from './util.js';
 import {
-  PromisePrototypeThen, PromiseResolve, StringPrototypeToLowerCase, TypeErrorCtor,
+  PromisePrototypeThen, PromiseResolve, ReflectApply, StringPrototypeToLowerCase, TypeErrorCtor,
+  uncurryGetter,
 } from './primordials.js';
 
 const responseBytes = Response.prototype.arrayBuffer;
-const responseOk = Object.getOwnPropertyDescriptor(Response.prototype, 'ok').get;
-const responseHeaders = Object.getOwnPropertyDescriptor(Response.prototype, 'headers').get;
-const headersGet = Headers.prototype.get;
-
-function trimHttpWhitespace(s) {
-  let a = 0;
-  let b = s.length;
-  const space = (c) => c === ' ' || c === '\t' || c === '\n' || c === '\r';
-  while (a < b && space(s[a])) a++;
-  while (b > a && space(s[b - 1])) b--;
-  return a === 0 && b === s.length ? s : s.substring(a, b);
-}
+const responseOk = uncurryGetter(Response.prototype, 'ok');
+const responseHeaders = uncurryGetter(Response.prototype, 'headers');
 
 async function bytesOf(source, method) {
   const response = await source;
   if (!isResponse(response)) {
     throw new TypeErrorCtor(`WebAssembly.${method}(): Argument 0 must be a Response or a promise of one.`);
   }
-  const type = Reflect.apply(headersGet, Reflect.apply(responseHeaders, response, []), ['content-type']);
+  const type = headersGet(responseHeaders(response), 'content-type');
   // The header's value itself (no parameters), as the WebAssembly Web API says.
   if (type === null || StringPrototypeToLowerCase(trimHttpWhitespace(type)) !== 'application/wasm') {
     throw new TypeErrorCtor(`WebAssembly.${method}(): The response's Content-Type is not application/wasm.`);
   }
-  if (!Reflect.apply(responseOk, response, [])) {
+  if (!responseOk(response)) {
     throw new TypeErrorCtor(`WebAssembly.${method}(): The response's status is not ok.`);
   }
-  return Reflect.apply(responseBytes, response, []);
+  return ReflectApply(responseBytes, response, []);
 }
 
 export function installWasmStreaming() {
@@ -49,11 +41,11 @@ export function installWasmStreaming() {
   const wasmInstantiate = wasm.instantiate;
   function compileStreaming(source) {
     return PromisePrototypeThen(PromiseResolve(bytesOf(source, 'compileStreaming')),
-      (bytes) => Reflect.apply(wasmCompile, wasm, [bytes]));
+      (bytes) => ReflectApply(wasmCompile, wasm, [bytes]));
   }
   function instantiateStreaming(source, importObject = undefined) {
     return PromisePrototypeThen(PromiseResolve(bytesOf(source, 'instantiateStreaming')),
-      (bytes) => Reflect.apply(wasmInstantiate, wasm, [bytes, importObject]));
+      (bytes) => ReflectApply(wasmInstantiate, wasm, [bytes, importObject]));
   }
   const fns = { compileStreaming, instantiateStreaming };
   for (const name of Object.keys(fns)) {
