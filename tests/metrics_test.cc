@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "obs/metric_reading.h"
+
 namespace isolane {
 namespace {
 
@@ -64,6 +66,45 @@ TEST(Metrics, LabelValuesAreEscaped) {
   MetricsRegistry m;
   m.counter("isolane_x_total", "x", {"app"}).with({"a\"b\\c\nd"}).inc();
   EXPECT_TRUE(has(m.render(), "isolane_x_total{app=\"a\\\"b\\\\c\\nd\"} 1")) << m.render();
+}
+
+// The dashboard's arithmetic: sums by label, and a histogram's quantiles over the observations
+// made between two readings only (as Prometheus' histogram_quantile over a rate).
+TEST(MetricReading, SumsByLabelAndQuantilesOfAWindow) {
+  MetricsRegistry m;
+  auto& requests = m.counter("isolane_requests_total", "Requests", {"app", "status"});
+  auto& latency = m.histogram("isolane_latency_seconds", "Latency", {"app"}, {0.01, 0.1, 1});
+  requests.with({"a", "200"}).inc(3);
+  requests.with({"a", "503"}).inc(1);
+  requests.with({"b", "200"}).inc(5);
+  for (int i = 0; i < 100; ++i) latency.with({"a"}).observe(0.5);  // before the window
+  MetricReading before = MetricReading::of(m);
+  for (int i = 0; i < 90; ++i) latency.with({"a"}).observe(0.005);
+  for (int i = 0; i < 10; ++i) latency.with({"a"}).observe(0.05);
+  latency.with({"b"}).observe(0.5);
+  MetricReading now = MetricReading::of(m);
+
+  EXPECT_EQ(now.sum("isolane_requests_total"), 9);
+  EXPECT_EQ(now.sum("isolane_requests_total", {{"app", "a"}}), 4);
+  auto byApp = now.sumBy("isolane_requests_total", "app");
+  EXPECT_EQ(byApp["a"], 4);
+  EXPECT_EQ(byApp["b"], 5);
+  EXPECT_EQ(now.sum("isolane_latency_seconds", {{"app", "a"}}), 200);  // a histogram's count
+  EXPECT_EQ(now.sum("isolane_nothing"), 0);
+
+  // In the window, a had 90 under 10 ms and 10 between 10 and 100 ms: the old 0.5 s ones are out.
+  auto p50 = now.quantileSince(before, "isolane_latency_seconds", 0.5, {{"app", "a"}});
+  ASSERT_TRUE(p50);
+  EXPECT_NEAR(*p50, 0.01 * 50 / 90, 1e-9);
+  auto p99 = now.quantileSince(before, "isolane_latency_seconds", 0.99, {{"app", "a"}});
+  ASSERT_TRUE(p99);
+  EXPECT_GT(*p99, 0.01);
+  EXPECT_LE(*p99, 0.1);
+  EXPECT_FALSE(now.quantileSince(now, "isolane_latency_seconds", 0.5, {{"app", "a"}}))
+      << "no observation in an empty window";
+  EXPECT_FALSE(now.quantileSince(before, "isolane_nothing", 0.5));
+  EXPECT_EQ(ratePerSecond(10, 4, std::chrono::seconds(2)), 3);
+  EXPECT_EQ(ratePerSecond(1, 4, std::chrono::seconds(2)), 0) << "a counter that went back";
 }
 
 }  // namespace

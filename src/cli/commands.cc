@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "cli/codemode_commands.h"
+#include "cli/service_notify.h"
 #include "cli/stop_signals.h"
 #include "obs/log.h"
 #include "server/config.h"
@@ -88,10 +89,12 @@ int serve(const ServeArgs& args, const std::vector<std::string>& commandLine,
     std::cerr << "isolane serve: " << s.error() << "\n";
     return 1;
   }
+  ServiceNotifier notifier([&server] { return server.ready(); });
   int sig = signals.wait();
   logEvent(Level::kInfo, "shutting down",
            {{"signal", strsignal(sig)},
             {"drain_ms", static_cast<std::int64_t>(server.config().shutdownDrain.count())}});
+  notifier.stopping();
   server.stop();
   logEvent(Level::kInfo, "stopped");
   return 0;

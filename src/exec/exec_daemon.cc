@@ -12,6 +12,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
 
+#include "exec/exec_dashboard.h"
 #include "exec/exec_session.h"
 #include "obs/log.h"
 
@@ -82,8 +83,14 @@ class HttpSession : public ExecDaemon::Closable, public std::enable_shared_from_
   }
 
   void route(Request req) {
-    std::string_view target(req.target().data(), req.target().size());
+    std::string_view full(req.target().data(), req.target().size());
+    std::string_view target = full.substr(0, full.find('?'));
+    std::string_view query = target.size() < full.size() ? full.substr(target.size() + 1) : "";
     bool keep = req.keep_alive();
+    bool dashboard = target == "/dashboard" || target == "/dashboard/events";
+    if (target == "/dashboard" && !shared_->options.token.empty() && query.starts_with("token=")) {
+      return dashboardLogin(query.substr(6), keep);
+    }
     // With a token, everything but the health probes needs it (metrics included).
     if (target != "/healthz" && target != "/readyz" && !shared_->options.token.empty()) {
       auto auth = req.find(http::field::authorization);
@@ -92,7 +99,9 @@ class HttpSession : public ExecDaemon::Closable, public std::enable_shared_from_
                                    : std::string_view(auth->value().data(), auth->value().size());
       bool bearer =
           value.size() > 7 && beast::iequals(beast::string_view(value.data(), 7), "Bearer ");
-      if (!bearer || !tokenMatches(value.substr(7), shared_->options.token)) {
+      bool authorized = bearer && tokenMatches(value.substr(7), shared_->options.token);
+      if (!authorized && dashboard) authorized = dashboardCookieMatches(req);
+      if (!authorized) {
         Response r = error(http::status::unauthorized, ExecErrorCode::kInternal,
                            "this executor requires Authorization: Bearer <token>");
         r.set(http::field::www_authenticate, "Bearer");
@@ -134,6 +143,13 @@ class HttpSession : public ExecDaemon::Closable, public std::enable_shared_from_
       send(text(ready ? http::status::ok : http::status::service_unavailable,
                 ready ? "ready\n" : "shutting down\n"),
            keep, "/readyz");
+    } else if (target == "/dashboard") {
+      Response r = text(http::status::ok, std::string(dashboardPage()));
+      r.set(http::field::content_type, "text/html; charset=utf-8");
+      r.set(http::field::cache_control, "no-store");
+      send(std::move(r), keep, "/dashboard");
+    } else if (target == "/dashboard/events") {
+      watchDashboard();
     } else if (target == "/metrics") {
       Response r = text(http::status::ok, shared_->metrics.render());
       r.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
@@ -210,7 +226,95 @@ class HttpSession : public ExecDaemon::Closable, public std::enable_shared_from_
         });
   }
 
+  // /dashboard?token=T: a browser cannot send the bearer header (nor can EventSource), so the
+  // token is checked once and kept in a cookie that only /dashboard paths get; the redirect
+  // takes it out of the address bar and the history.
+  void dashboardLogin(std::string_view token, bool keep) {
+    if (!tokenMatches(token, shared_->options.token)) {
+      send(error(http::status::unauthorized, ExecErrorCode::kInternal, "wrong token"), keep,
+           "unauthorized");
+      return;
+    }
+    Response r = text(http::status::see_other, "see /dashboard\n");
+    r.set(http::field::location, "/dashboard");
+    r.set(http::field::set_cookie, std::string(kDashboardCookie) + "=" + shared_->options.token +
+                                       "; Path=/dashboard; HttpOnly; SameSite=Strict");
+    send(std::move(r), keep, "/dashboard");
+  }
+
+  static constexpr std::string_view kDashboardCookie = "isolane_dashboard";
+
+  bool dashboardCookieMatches(const Request& req) const {
+    for (auto it = req.find(http::field::cookie);
+         it != req.end() && it->name() == http::field::cookie; ++it) {
+      std::string_view cookies(it->value().data(), it->value().size());
+      while (!cookies.empty()) {
+        std::size_t end = cookies.find(';');
+        std::string_view pair = cookies.substr(0, end);
+        while (!pair.empty() && pair.front() == ' ') pair.remove_prefix(1);
+        if (pair.starts_with(kDashboardCookie) && pair.size() > kDashboardCookie.size() &&
+            pair[kDashboardCookie.size()] == '=' &&
+            tokenMatches(pair.substr(kDashboardCookie.size() + 1), shared_->options.token)) {
+          return true;
+        }
+        if (end == std::string_view::npos) break;
+        cookies.remove_prefix(end + 1);
+      }
+    }
+    return false;
+  }
+
+  // The dashboard's feed: a head with no length (the body ends with the connection), then each
+  // snapshot as the feed sends it. A snapshot that comes while the previous one is still being
+  // written is skipped, so a page that stops reading holds one message, not a backlog.
+  void watchDashboard() {
+    shared_->requests.with({"/dashboard/events", "200"}).inc();
+    // No more requests are read on this connection: it is the feed's until either side ends it.
+    stream_.expires_never();
+    auto head = std::make_shared<std::string>(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\n"
+        "cache-control: no-store\r\nconnection: close\r\n\r\n");
+    feedWriting_ = true;
+    net::async_write(stream_, net::buffer(*head),
+                     [self = shared_from_this(), head](beast::error_code ec, std::size_t) {
+                       self->onFeedWritten(ec);
+                     });
+    std::weak_ptr<HttpSession> weak = weak_from_this();
+    bool watching = shared_->dashboard && shared_->dashboard->watch([weak](const std::string& m) {
+      auto self = weak.lock();
+      if (!self || self->feedClosed_) return false;
+      net::post(self->executor_, [self, m] { self->writeFeed(m); });
+      return true;
+    });
+    if (!watching) close();
+  }
+
+  void writeFeed(const std::string& message) {
+    if (feedClosed_) return;
+    if (feedWriting_) {
+      if (feedNext_.empty()) feedNext_ = message;  // the retry hint or the first snapshot
+      return;
+    }
+    feedWriting_ = true;
+    auto owned = std::make_shared<std::string>(message);
+    stream_.expires_after(std::chrono::seconds(60));
+    net::async_write(stream_, net::buffer(*owned),
+                     [self = shared_from_this(), owned](beast::error_code ec, std::size_t) {
+                       self->onFeedWritten(ec);
+                     });
+  }
+
+  void onFeedWritten(beast::error_code ec) {
+    feedWriting_ = false;
+    if (ec) {
+      feedClosed_ = true;
+      return close();
+    }
+    if (!feedNext_.empty()) writeFeed(std::exchange(feedNext_, {}));
+  }
+
   void close() {
+    feedClosed_ = true;
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
     stream_.close();
@@ -222,6 +326,11 @@ class HttpSession : public ExecDaemon::Closable, public std::enable_shared_from_
   std::optional<http::request_parser<http::string_body>> parser_;
   bool head_ = false;
   bool upgraded_ = false;
+  // The dashboard feed (watchDashboard): a write in progress, the one message waiting, and
+  // whether the connection is done (read from the feed's thread: atomic).
+  bool feedWriting_ = false;
+  std::string feedNext_;
+  std::atomic<bool> feedClosed_{false};
   const net::any_io_executor executor_ = stream_.get_executor();  // usable after the upgrade
 };
 
@@ -261,6 +370,11 @@ Status ExecDaemon::start() {
   if (ec)
     return Error{"cannot listen on " + o.host + ":" + std::to_string(o.port) + ": " + ec.message()};
   port_ = acceptor_.local_endpoint().port();
+  shared_->dashboard = std::make_unique<DashboardFeed>(
+      shared_->metrics, [pool = &shared_->pool, started = std::chrono::steady_clock::now()](
+                            const MetricReading& now, const MetricReading& before) {
+        return executorSnapshot(*pool, std::chrono::seconds(1), started, now, before);
+      });
   accept();
   for (std::size_t i = 0; i < std::max<std::size_t>(1, o.ioThreads); ++i) {
     threads_.emplace_back([this] { io_.run(); });
@@ -323,6 +437,7 @@ void ExecDaemon::stop() {
   io_.stop();
   for (auto& t : threads_) t.join();
   threads_.clear();
+  shared_->dashboard.reset();
 }
 
 }  // namespace isolane

@@ -1,9 +1,10 @@
 #pragma once
 // ExecDaemon: `isolane executor`, code mode over the network. HTTP/1.1 on Boost.Beast:
 // POST /v1/execute runs one execution without tools; a WebSocket at /v1/session carries many
-// executions at once with their tool calls (exec/exec_session.h); /healthz, /readyz and /metrics
-// as for `serve`. When a token is set, every /v1/ request must carry `Authorization: Bearer
-// <token>`; listening beyond loopback requires one.
+// executions at once with their tool calls (exec/exec_session.h); /healthz, /readyz, /metrics
+// and /dashboard as for `serve`. When a token is set, every request but the health probes must
+// carry `Authorization: Bearer <token>` (a browser opens /dashboard?token=<token> once: the
+// token then travels in a cookie limited to /dashboard); listening beyond loopback requires one.
 //
 // Thread rule: start() and stop() from one thread; sessions run on the daemon's I/O threads and
 // hand executions to the pool, whose callbacks post back to them.
@@ -19,6 +20,7 @@
 
 #include "exec/exec_json.h"
 #include "exec/exec_pool.h"
+#include "obs/dashboard_feed.h"
 #include "obs/metrics.h"
 #include "util/result.h"
 
@@ -74,6 +76,7 @@ class ExecDaemon {
     std::mutex sessionsMu;
     std::vector<std::weak_ptr<Closable>> sessions;
     void track(const std::shared_ptr<Closable>& session);
+    std::unique_ptr<DashboardFeed> dashboard;  // made by start(), before the first connection
   };
 
  private:

@@ -9,6 +9,7 @@
 #include "exec/exec_pool_state.h"
 #include "ipc/exec_codec.h"
 #include "ipc/frame_codec.h"
+#include "obs/events.h"
 #include "obs/log.h"
 
 namespace isolane {
@@ -25,6 +26,17 @@ bool isJson(const std::string& text) { return nlohmann::json::accept(text); }
 void ExecPool::emitLocked(Level level, std::string_view name,
                           std::initializer_list<LogField> fields) {
   logEvent(level, name, fields);
+  if (name.starts_with("worker.")) {  // a worker's transition: for the dashboard too
+    int worker = -1;
+    std::int64_t pid = 0;
+    std::string detail;
+    for (const auto& [key, value] : fields) {
+      if (key == "worker" && value.is_number_integer()) worker = value.get<int>();
+      if (key == "pid" && value.is_number_integer()) pid = value.get<std::int64_t>();
+      if (key == "reason" && value.is_string()) detail = value.get<std::string>();
+    }
+    recordEvent(std::string(name.substr(7)), worker, pid, std::move(detail));
+  }
   if (!options_.onEvent) return;
   nlohmann::ordered_json event;
   event["event"] = name;
@@ -132,6 +144,25 @@ ExecPool::Stats ExecPool::stats() const {
   }
   s.queued = queue_.size();
   return s;
+}
+
+std::vector<ExecPool::WorkerView> ExecPool::workerViews() const {
+  std::lock_guard lock(mu_);
+  std::vector<WorkerView> views;
+  for (const auto& [id, w] : workers_) {
+    WorkerView v;
+    v.id = id;
+    v.pid = w->proc ? w->proc->pid() : 0;
+    v.state = w->state == Worker::State::kSpawning   ? "starting"
+              : w->state == Worker::State::kDraining ? "draining"
+              : w->running.empty()                   ? "idle"
+                                                     : "busy";
+    v.running = w->running.size();
+    v.executions = w->executions;
+    v.rssBytes = w->rssBytes;
+    views.push_back(v);
+  }
+  return views;
 }
 
 std::uint64_t ExecPool::execute(ExecutionSpec spec, ToolDispatch dispatch,

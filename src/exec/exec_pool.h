@@ -111,6 +111,17 @@ class ExecPool {
   Stats stats() const;
   bool stopping() const;
 
+  // Each worker as it is now, for the dashboard.
+  struct WorkerView {
+    std::uint64_t id = 0;
+    std::int64_t pid = 0;
+    const char* state = "starting";  // starting, idle, busy, draining
+    std::size_t running = 0;
+    std::uint64_t executions = 0;
+    std::uint64_t rssBytes = 0;
+  };
+  std::vector<WorkerView> workerViews() const;
+
   // One pass of supervision at clock.now() (spawn deadlines, heartbeats, termination schedules,
   // retired workers' grace). The supervisor thread calls it; Supervision::kManual tests do.
   void superviseOnce();

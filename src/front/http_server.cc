@@ -224,26 +224,35 @@ void HttpServer::stop(std::chrono::milliseconds drain, const std::function<void(
     s.acceptor.close(ignored);
     s.acceptBackoff.cancel();
   });
-  auto until = std::chrono::steady_clock::now() + drain;
-  // Idle keep-alive connections are closed at once (and each that turns idle after its answer):
-  // nothing more will be read from them.
+  using Clock = std::chrono::steady_clock;
+  auto until = Clock::now() + drain;
+  // Idle keep-alive connections stay open for drainIdle (a request on one is served, with
+  // Connection: close): closing one at once races a balancer that is sending on it, and it would
+  // fail a request it cannot retry (a POST). One idle that long is closed.
   auto closeIdle = [&s] {
-    while (auto idle = s.context.idle.takeOldest()) idle->reclaim();
+    auto cutoff = Clock::now() - s.context.options.drainIdle;
+    while (auto idle = s.context.idle.takeIdleSince(cutoff)) idle->reclaim();
   };
   closeIdle();
-  while (s.context.requestsInFlight > 0 && std::chrono::steady_clock::now() < until) {
+  while ((s.context.requestsInFlight > 0 || s.context.connections > 0) && Clock::now() < until) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     closeIdle();
   }
-  // What is still running gets its answer now (503 from a stopping backend) and is written.
-  if (drained) drained();
+  s.context.refusing = true;
+  std::vector<std::shared_ptr<HttpSession>> open;
   {
     std::lock_guard<std::mutex> lock(s.sessionsMutex);
     for (auto& weak : s.sessions) {
-      if (auto session = weak.lock()) session->close();
+      if (auto session = weak.lock()) open.push_back(std::move(session));
     }
     s.sessions.clear();
   }
+  // Event streams end cleanly before the backend stops (which fails every stream's producer).
+  for (auto& session : open) session->endEventStream();
+  // What is still running gets its answer now (503 from a stopping backend) and is written.
+  if (drained) drained();
+  for (auto& session : open) session->close();
+  open.clear();
   // Let the last answers go out; a client that will not read them does not hold us for long.
   s.work.reset();
   auto closeBy = std::chrono::steady_clock::now() + std::chrono::seconds(2);

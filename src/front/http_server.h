@@ -24,11 +24,13 @@
 
 namespace isolane {
 
-// An answer the server gives itself (the admin listener's /metrics, /healthz, /readyz).
+// An answer the server gives itself (the admin listener's /metrics, /healthz, /readyz,
+// /dashboard). With `stream`, the body is what comes through that pipe (the dashboard's feed).
 struct InternalReply {
   unsigned status = 200;
   std::string contentType = "text/plain; charset=utf-8";
   std::string body;
+  std::shared_ptr<BodyPipe> stream = {};
 };
 // Consulted before routing; nullopt: not an internal path. Called on a reactor thread.
 using InternalHandler = std::function<std::optional<InternalReply>(std::string_view path)>;
@@ -101,6 +103,10 @@ struct HttpServerOptions {
   std::chrono::milliseconds bodyReadTimeout{10'000};    // nor stall longer than this between bytes
   std::chrono::milliseconds idleTimeout{30'000};        // keep-alive connection with no request
   std::chrono::milliseconds sendTimeout{30'000};        // an answer the client reads none of
+  // During a stop, a keep-alive connection idle this long is closed. Until then a request on it
+  // is served (answered with Connection: close): a balancer that closes its idle connections
+  // sooner never sends on one isolane is closing.
+  std::chrono::milliseconds drainIdle{5'000};
   // Open connections. At the limit the oldest idle one is closed for a new client; with none
   // idle, the new client is answered 503 + Retry-After and closed.
   std::size_t maxConnections = 10'000;
@@ -124,9 +130,12 @@ class HttpServer {
   // The bound port (useful with port 0).
   std::uint16_t port() const;
 
-  // Safe from any thread. Stops accepting, lets requests in flight finish for up to `drain`,
-  // calls `drained` (which should make the backend answer whatever still runs), writes those
-  // answers, closes every connection and joins the reactor threads.
+  // Safe from any thread. Stops accepting and drains for up to `drain`: requests in flight
+  // finish, requests that arrive on open connections are still served (with Connection: close),
+  // idle connections close after drainIdle; the drain ends early when no connection is left.
+  // Then event streams (text/event-stream) still open get their clean end, `drained` is called
+  // (it should make the backend answer whatever still runs; other streams are cut), those
+  // answers are written, every connection is closed and the reactor threads are joined.
   void stop(std::chrono::milliseconds drain, const std::function<void()>& drained = {});
 
   struct Impl;

@@ -43,11 +43,12 @@ HttpSession::HttpSession(tcp::socket socket, FrontContext& context)
       reader_(RequestLimits{context.options.maxHeaderBytes, context.options.maxBodyBytes}) {
   ++context_.connections;
   if (auto* m = context_.options.metrics) m->connections.with({}).add(1);
-  if (!context_.options.trustedProxies.empty()) {
-    boost::system::error_code ec;
-    auto peer = withoutV4Mapping(stream_.socket().remote_endpoint(ec).address());
+  boost::system::error_code ec;
+  auto peer = withoutV4Mapping(stream_.socket().remote_endpoint(ec).address());
+  if (!ec) {
+    peerAddress_ = peer.to_string();
     for (const auto& trusted : context_.options.trustedProxies) {
-      if (!ec && withoutV4Mapping(trusted) == peer) peerTrusted_ = true;
+      if (withoutV4Mapping(trusted) == peer) peerTrusted_ = true;
     }
   }
 }
@@ -142,6 +143,28 @@ void HttpSession::adoptRequestId(const RequestHead& head) {
     found = &value;
   }
   if (found && isWellFormedRequestId(*found)) requestId_ = *found;
+}
+
+void HttpSession::setClientAddress(HeaderList& headers) const {
+  auto named = [](const auto& h, std::string_view name) {
+    return beast::iequals(beast::string_view(h.first.data(), h.first.size()),
+                          beast::string_view(name.data(), name.size()));
+  };
+  bool hasForwarded = false, hasRealIp = false;
+  if (peerTrusted_) {
+    for (const auto& h : headers) {
+      hasForwarded = hasForwarded || named(h, "x-forwarded-for");
+      hasRealIp = hasRealIp || named(h, "x-real-ip");
+    }
+  } else {
+    // A client's own X-Forwarded-For or X-Real-IP would let it pass for any address.
+    std::erase_if(headers, [&](const auto& h) {
+      return named(h, "x-forwarded-for") || named(h, "x-real-ip");
+    });
+  }
+  if (peerAddress_.empty()) return;
+  if (!hasForwarded) headers.emplace_back("x-forwarded-for", peerAddress_);
+  if (!hasRealIp) headers.emplace_back("x-real-ip", peerAddress_);
 }
 
 const std::string& HttpSession::requestId() {
@@ -253,7 +276,9 @@ void HttpSession::onHead() {
   version_ = head.version;
   keepAlive_ = head.keepAlive;
   bodyDeadline_ = Clock::now() + context_.options.bodyTimeout;
-  if (context_.stopping) return sendSimple(503, "the server is shutting down\n", true);
+  // While the server drains, a request on an open connection is still served (and the connection
+  // then closed); once the drain is over it is refused.
+  if (context_.refusing) return sendSimple(503, "the server is shutting down\n", true);
   if (head.expectContinue && head.version >= 11) {
     // curl and others wait for this before sending a large body.
     auto self = shared_from_this();
@@ -303,10 +328,18 @@ bool HttpSession::submitRequest(std::shared_ptr<BodyPipe> bodyStream) {
   if (context_.options.internal) {
     std::string_view target = head.target;
     if (auto reply = context_.options.internal(target.substr(0, target.find('?')))) {
-      auto res = simpleResponse(reply->status, std::move(reply->body), id, version_);
-      res->set(http::field::content_type, reply->contentType);
       busy_ = true;
       if (bodyStream) keepAlive_ = false;  // its body is not read
+      if (reply->stream) {
+        AppResponse r;
+        r.status = static_cast<int>(reply->status);
+        r.headers = {{"content-type", reply->contentType}, {"cache-control", "no-store"}};
+        r.stream = std::move(reply->stream);
+        startStream(std::move(r));
+        return false;
+      }
+      auto res = simpleResponse(reply->status, std::move(reply->body), id, version_);
+      res->set(http::field::content_type, reply->contentType);
       write(std::move(res));
       return false;
     }
@@ -334,6 +367,7 @@ bool HttpSession::submitRequest(std::shared_ptr<BodyPipe> bodyStream) {
     });
     out.headers.emplace_back("x-forwarded-prefix", route->mount->prefix);
   }
+  setClientAddress(out.headers);
   if (bodyStream) {
     out.bodyStream = std::move(bodyStream);  // the body follows as it arrives
   } else {

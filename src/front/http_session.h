@@ -43,7 +43,8 @@ struct FrontContext {
   Backend& backend;
   std::atomic<std::size_t> connections{0};
   std::atomic<std::size_t> requestsInFlight{0};
-  std::atomic<bool> stopping{false};
+  std::atomic<bool> stopping{false};  // draining: nothing accepted, nothing kept alive
+  std::atomic<bool> refusing{false};  // the drain is over: new requests are answered 503
   IdleConnections idle;
 };
 
@@ -59,6 +60,10 @@ class HttpSession final : public IdleConnection, public std::enable_shared_from_
   void close();
   // Safe from any thread (IdleConnection).
   void reclaim() override;
+  // Safe from any thread. At the end of a stop's drain: an event stream (text/event-stream) still
+  // being written gets its last chunk, so its client sees a clean end and reconnects elsewhere;
+  // the app's side of it is cancelled. Other connections are left alone.
+  void endEventStream();
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -101,6 +106,8 @@ class HttpSession final : public IdleConnection, public std::enable_shared_from_
   void pumpStream();
   void writeStreamPieces(std::vector<std::string> pieces, std::size_t bytes, bool last);
   void endStream();
+  // endEventStream on the strand; false when this is not an event stream being written.
+  bool finishEventStream();
   // The stream ends before its end: the client went away, or its producer failed.
   void cutStream(const char* reason, const std::string& detail);
   void markIdle();
@@ -115,6 +122,10 @@ class HttpSession final : public IdleConnection, public std::enable_shared_from_
   void addOwnHeaders(Message& message) {
     if (message.find("x-request-id") == message.end()) message.set("x-request-id", requestId());
   }
+  // The client's address for the app, in X-Forwarded-For and X-Real-IP: a trusted proxy's are
+  // passed as it sent them (it saw the client); from any other peer, the peer's address replaces
+  // whatever it sent.
+  void setClientAddress(HeaderList& headers) const;
   // Takes the request's X-Request-Id as its id when the peer is a trusted proxy.
   void adoptRequestId(const RequestHead& head);
 
@@ -141,6 +152,7 @@ class HttpSession final : public IdleConnection, public std::enable_shared_from_
   bool resumeAfterProbe_ = false;  // the answer is written; read on once the wait ends
   bool closed_ = false;
   bool peerTrusted_ = false;  // the peer is one of options.trustedProxies
+  std::string peerAddress_;   // the peer's address (IPv4-mapped ones as IPv4); "" if unknown
   std::uint64_t cancelHandle_ = 0;
   std::uint64_t idleKey_ = 0;  // in context_.idle while nonzero
   bool isHead_ = false;
@@ -157,6 +169,8 @@ class HttpSession final : public IdleConnection, public std::enable_shared_from_
   bool streamChunked_ = false;
   bool streamKeep_ = false;
   bool streamWriting_ = false;
+  bool streamIsEvents_ = false;                // Content-Type text/event-stream
+  bool finishAfterWrite_ = false;              // endEventStream arrived during a write
   std::optional<std::uint64_t> streamLength_;  // the app's Content-Length, when it gave one
   std::uint64_t streamSent_ = 0;
   // The request body being streamed to the backend (null otherwise), and whether reading it is

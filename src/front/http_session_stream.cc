@@ -31,6 +31,21 @@ std::optional<std::uint64_t> declaredLength(const HeaderList& headers) {
   return length;
 }
 
+// An SSE response: a client reconnects after its clean end, so a stop may end it early.
+bool isEventStream(const HeaderList& headers) {
+  constexpr std::string_view kType = "text/event-stream";
+  for (const auto& [name, value] : headers) {
+    if (!beast::iequals(beast::string_view(name.data(), name.size()), "content-type")) continue;
+    std::string_view v = value;
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+    return v.size() >= kType.size() &&
+           beast::iequals(beast::string_view(v.data(), kType.size()),
+                          beast::string_view(kType.data(), kType.size())) &&
+           (v.size() == kType.size() || v[kType.size()] == ';' || v[kType.size()] == ' ');
+  }
+  return false;
+}
+
 std::string chunkSize(std::size_t n) {
   char digits[20];
   auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), n, 16);
@@ -64,6 +79,8 @@ void HttpSession::startStream(AppResponse r) {
   }
   addOwnHeaders(*head);
   streamKeep_ = keepAlive_ && !context_.stopping && !bodyOut_;
+  streamIsEvents_ = isEventStream(r.headers);
+  finishAfterWrite_ = false;
   streamChunked_ = false;
   if (streamLength_) {
     head->content_length(*streamLength_);
@@ -121,6 +138,8 @@ void HttpSession::pumpStream() {
     if (t == BodyPipe::Take::kFailed) {
       // What came before the failure goes out first; the next pump sees the failure again.
       if (!pieces.empty()) return writeStreamPieces(std::move(pieces), bytes, false);
+      // The backend stopped under an event stream at the end of a drain: a clean end.
+      if (context_.refusing && finishEventStream()) return;
       return cutStream("failed", piece);
     }
     if (t == BodyPipe::Take::kEnd) {
@@ -173,6 +192,7 @@ void HttpSession::writeStreamPieces(std::vector<std::string> pieces, std::size_t
           }
           if (self->streamPipe_) self->streamPipe_->acknowledge(bytes);
           if (last) return self->endStream();
+          if (self->finishAfterWrite_ && self->finishEventStream()) return;
           self->pumpStream();
         });
       });
@@ -185,6 +205,30 @@ void HttpSession::endStream() {
   streamPipe_->setReady(nullptr);
   streamPipe_.reset();
   afterWrite(streamKeep_);
+}
+
+void HttpSession::endEventStream() {
+  asio::post(stream_.get_executor(), [self = shared_from_this()] {
+    self->guarded("end event stream", [&] { self->finishEventStream(); });
+  });
+}
+
+bool HttpSession::finishEventStream() {
+  if (!streamPipe_ || !streamIsEvents_ || closed_ || (!streamChunked_ && streamLength_)) {
+    return false;
+  }
+  if (streamWriting_) {
+    finishAfterWrite_ = true;  // after this write, instead of the next
+    return true;
+  }
+  finishAfterWrite_ = false;
+  streamPipe_->abandon();
+  if (cancelHandle_) context_.backend.cancel(cancelHandle_);
+  cancelHandle_ = 0;
+  streamKeep_ = false;
+  // The last chunk (chunked), or nothing (HTTP/1.0: the body ends with the connection).
+  writeStreamPieces({}, 0, true);
+  return true;
 }
 
 void HttpSession::cutStream(const char* reason, const std::string& detail) {

@@ -115,4 +115,9 @@ std::size_t BodyPipe::bufferedBytes() const {
   return buffered_;
 }
 
+bool BodyPipe::abandoned() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return abandoned_;
+}
+
 }  // namespace isolane

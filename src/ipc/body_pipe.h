@@ -65,6 +65,8 @@ class BodyPipe {
   std::size_t unacknowledgedBytes() const;
   // Bytes held here (pushed, not yet taken).
   std::size_t bufferedBytes() const;
+  // The consumer is gone (abandon() was called): a producer that outlives its consumer stops.
+  bool abandoned() const;
 
  private:
   void notify(std::unique_lock<std::mutex>& lock);

@@ -69,7 +69,7 @@ void MetricsRegistry::addCollector(Collector collector) {
   collectors_.push_back(std::move(collector));
 }
 
-std::string MetricsRegistry::render() const {
+std::vector<prometheus::MetricFamily> MetricsRegistry::collect() const {
   std::vector<prometheus::MetricFamily> families = registry_->Collect();
   Scrape scrape;
   {
@@ -77,7 +77,11 @@ std::string MetricsRegistry::render() const {
     for (const Collector& c : collectors_) c(scrape);
   }
   for (auto& f : scrape.families) families.push_back(std::move(f));
-  return prometheus::TextSerializer().Serialize(families);
+  return families;
+}
+
+std::string MetricsRegistry::render() const {
+  return prometheus::TextSerializer().Serialize(collect());
 }
 
 }  // namespace isolane

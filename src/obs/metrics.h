@@ -117,6 +117,8 @@ class MetricsRegistry {
 
   // Every family and every collector's, in the text exposition format.
   std::string render() const;
+  // The same figures as data (the dashboard reads them).
+  std::vector<prometheus::MetricFamily> collect() const;
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;

@@ -2,6 +2,7 @@
 #include <signal.h>
 
 #include "ipc/fetch_codec.h"
+#include "obs/events.h"
 #include "obs/log.h"
 #include "pool/subprocess_backend.h"
 #include "pool/subprocess_state.h"
@@ -96,6 +97,7 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
         slot.everReady = true;
         workerStart_.with({}).observe(std::chrono::duration<double>(now - slot.spawnedAt).count());
         logEvent(Level::kInfo, "worker ready", {{"slot", index}, {"pid", slot.proc->pid()}});
+        recordEvent("ready", index, slot.proc->pid());
         wake_.notify_all();
         lock.unlock();
         drainQueue();

@@ -1,6 +1,7 @@
 // SubprocessBackend: spawning, heartbeats, deaths, the last-resort kill, and shutdown.
 #include <signal.h>
 
+#include "obs/events.h"
 #include "obs/log.h"
 #include "pool/subprocess_backend.h"
 #include "pool/subprocess_state.h"
@@ -41,6 +42,7 @@ void SubprocessBackend::spawnLocked(Slot& slot) {
     slot.respawnAt = slot.budget.recordCrash(now);
     crashes_.with({slotName(index)}).inc();
     logEvent(Level::kError, "worker spawn failed", {{"slot", index}, {"error", proc.error()}});
+    recordEvent("spawn-failed", index, 0, proc.error());
     wake_.notify_all();
     return;
   }
@@ -63,6 +65,7 @@ void SubprocessBackend::spawnLocked(Slot& slot) {
   slot.egressReply.reset();
   // The apps go out when it says hello (loadApps): their code caches depend on its engine.
   logEvent(Level::kInfo, "worker spawned", {{"slot", index}, {"pid", slot.proc->pid()}});
+  recordEvent(slot.everReady ? "respawn" : "spawn", index, slot.proc->pid());
 }
 
 void SubprocessBackend::loadApps(int index, std::uint64_t generation,
@@ -127,7 +130,10 @@ bool SubprocessBackend::lastLiveOfLaneLocked(const Slot& slot, SteadyTime now) c
 
 void SubprocessBackend::killLocked(Slot& slot, const std::string& reason) {
   if (slot.killReason.empty()) slot.killReason = reason;
-  if (slot.proc) slot.proc->kill(SIGKILL);
+  if (slot.proc) {
+    recordEvent("kill", slot.index, slot.proc->pid(), slot.killReason);
+    slot.proc->kill(SIGKILL);
+  }
 }
 
 void SubprocessBackend::onDeath(int index, std::uint64_t generation, const std::string& reason) {
@@ -189,10 +195,13 @@ void SubprocessBackend::onDeath(int index, std::uint64_t generation, const std::
         slot.lastBackoff = now;
         slot.respawnAt = now + backoff;
         backoffs_.with({slotName(index)}).inc();
+        recordEvent("backoff", index, 0,
+                    "the last of its lane: back in " + std::to_string(backoff.count()) + " ms");
         logEvent(Level::kWarn, "worker slot backing off (the last of its lane)",
                  {{"slot", index}, {"backoff_ms", static_cast<std::int64_t>(backoff.count())}});
       } else if (slot.respawnAt > now) {
         cooldowns_.with({slotName(index)}).inc();
+        recordEvent("cooldown", index, 0, "crash budget spent");
         logEvent(
             Level::kWarn, "worker slot cooling down",
             {{"slot", index},
@@ -202,6 +211,7 @@ void SubprocessBackend::onDeath(int index, std::uint64_t generation, const std::
     wake_.notify_all();
   }
   if (!stopping) {
+    recordEvent("crash", index, pid, why);
     logEvent(Level::kError, "worker died",
              {{"slot", index},
               {"pid", pid},

@@ -153,6 +153,7 @@ Result<ServerConfig> parseConfig(const std::string& text, const std::string& bas
         readMs(*server, "stream_idle_timeout_ms", config.streamIdleTimeout, where),
         readMs(*server, "stream_max_ms", config.streamMaxDuration, where),
         readMs(*server, "shutdown_drain_ms", config.shutdownDrain, where),
+        readMs(*server, "drain_idle_ms", config.drainIdle, where),
     };
     for (Status& s : checks) {
       if (!s) return Error{s.error()};
@@ -316,7 +317,11 @@ Status applyEnvironment(ServerConfig& config) {
   std::int64_t connections = static_cast<std::int64_t>(config.maxConnections);
   std::int64_t streamIdle = config.streamIdleTimeout.count();
   std::int64_t streamMax = config.streamMaxDuration.count();
+  std::int64_t drain = config.shutdownDrain.count();
+  std::int64_t drainIdle = config.drainIdle.count();
   Status checks[] = {
+      readEnvInt("ISOLANE_SHUTDOWN_DRAIN_MS", 0, 3'600'000, drain),
+      readEnvInt("ISOLANE_DRAIN_IDLE_MS", 0, 3'600'000, drainIdle),
       readEnvInt("ISOLANE_MAX_BODY_BYTES", 0, 1LL << 32, body),
       readEnvInt("ISOLANE_MAX_CONNECTIONS", 0, 1 << 20, connections),
       readEnvInt("ISOLANE_STREAM_IDLE_TIMEOUT_MS", 1, 86'400'000, streamIdle),
@@ -391,6 +396,8 @@ Status applyEnvironment(ServerConfig& config) {
   config.requestTimeout = std::chrono::milliseconds(timeout);
   config.streamIdleTimeout = std::chrono::milliseconds(streamIdle);
   config.streamMaxDuration = std::chrono::milliseconds(streamMax);
+  config.shutdownDrain = std::chrono::milliseconds(drain);
+  config.drainIdle = std::chrono::milliseconds(drainIdle);
   config.heapLimitMb = static_cast<std::size_t>(heap);
   config.executorThreads = static_cast<std::size_t>(executors);
   config.maxIsolates = static_cast<std::size_t>(isolates);

@@ -60,6 +60,9 @@ struct ServerConfig {
   std::chrono::milliseconds streamIdleTimeout{60'000};
   std::chrono::milliseconds streamMaxDuration{3'600'000};
   std::chrono::milliseconds shutdownDrain{10'000};
+  // During the drain, a keep-alive connection idle this long is closed (a balancer must close its
+  // idle upstream connections sooner: then it never sends on one isolane is closing).
+  std::chrono::milliseconds drainIdle{5'000};
   // [server] trusted_proxies: addresses (IPv4 or IPv6, no ranges) whose X-Request-Id is adopted
   // as the request's id. Empty: isolane makes every id.
   std::vector<std::string> trustedProxies;

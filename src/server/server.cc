@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "obs/events.h"
 #include "obs/log.h"
 #include "pool/subprocess_backend.h"
 #include "server/engine_command.h"
@@ -133,6 +134,7 @@ Status Server::start() {
   http.bodyReadTimeout = config_.bodyReadTimeout;
   http.idleTimeout = config_.idleTimeout;
   http.sendTimeout = config_.sendTimeout;
+  http.drainIdle = config_.drainIdle;
   for (const std::string& proxy : config_.trustedProxies) {
     http.trustedProxies.push_back(boost::asio::ip::make_address(proxy));  // checked by the parser
   }
@@ -143,7 +145,13 @@ Status Server::start() {
     HttpServerOptions admin;
     admin.host = config_.adminHost;
     admin.port = config_.adminPort;
-    admin.internal = [this](std::string_view path) { return this->admin(path); };
+    ServerDashboardView view;
+    view.pool = dynamic_cast<const SubprocessBackend*>(backend_.get());
+    for (const AppConfig& app : config_.apps) view.apps.push_back(app.name);
+    view.started = started_;
+    adminRoutes_ = std::make_unique<AdminRoutes>(
+        metrics_, std::move(view), [this] { return ready(); }, [this] { return draining_.load(); });
+    admin.internal = [this](std::string_view path) { return (*adminRoutes_)(path); };
     adminRouter_ = std::make_unique<Router>(std::vector<Mount>{});
     adminHttp_ = std::make_unique<HttpServer>(admin, *adminRouter_, *backend_);
     if (Status s = adminHttp_->start(); !s) return Error{"admin listener: " + s.error()};
@@ -164,24 +172,15 @@ Status Server::start() {
 std::uint16_t Server::port() const { return http_ ? http_->port() : 0; }
 std::uint16_t Server::adminPort() const { return adminHttp_ ? adminHttp_->port() : 0; }
 
-std::optional<InternalReply> Server::admin(std::string_view path) const {
-  if (path == "/metrics") {
-    return InternalReply{200, "text/plain; version=0.0.4; charset=utf-8", metrics_.render()};
-  }
-  if (path == "/healthz") return InternalReply{200, "text/plain; charset=utf-8", "ok\n"};
-  if (path == "/readyz") {
-    bool ready = backend_ && backend_->ready();
-    return InternalReply{ready ? 200u : 503u, "text/plain; charset=utf-8",
-                         ready ? "ready\n" : "not ready: no worker is serving yet\n"};
-  }
-  return std::nullopt;
-}
+bool Server::ready() const { return !draining_ && backend_ && backend_->ready(); }
 
 void Server::stop() {
-  if (adminHttp_) adminHttp_->stop(std::chrono::milliseconds(0));
+  // The admin listener stays up through the drain: /readyz says "draining", /metrics still counts.
+  if (!draining_.exchange(true) && http_) recordEvent("drain", -1, 0, "the server is stopping");
   if (http_) {
     http_->stop(config_.shutdownDrain, [this] { backend_->stop(); });
   }
+  if (adminHttp_) adminHttp_->stop(std::chrono::milliseconds(0));
   if (backend_) backend_->stop();
 }
 

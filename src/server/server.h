@@ -2,6 +2,7 @@
 // Server: wires the parts (backend, router, HTTP front) from a ServerConfig. Independent of the
 // command line, so tests start a real one on port 0.
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -12,6 +13,7 @@
 #include "front/router.h"
 #include "obs/console_log.h"
 #include "pool/backend.h"
+#include "server/admin_routes.h"
 #include "server/config.h"
 #include "util/result.h"
 
@@ -33,9 +35,11 @@ class Server {
   // The backend, for tests that look at workers.
   Backend& backend() { return *backend_; }
 
-  // Safe from any thread. Stops accepting, drains requests in flight for up to
-  // config.shutdownDrain, then stops the backend.
+  // Safe from any thread. Stops accepting, drains for up to config.shutdownDrain (see
+  // HttpServer::stop), then stops the backend. /readyz answers 503 from its start.
   void stop();
+  // Safe from any thread: what /readyz says (a worker serves, and no stop has begun).
+  bool ready() const;
 
   const ServerConfig& config() const { return config_; }
 
@@ -43,15 +47,16 @@ class Server {
   std::size_t inFlight() const { return backend_ ? backend_->inFlight() : 0; }
 
  private:
-  std::optional<InternalReply> admin(std::string_view path) const;
-
   ServerConfig config_;
+  std::atomic<bool> draining_{false};
   ConsoleLog console_;
   MetricsRegistry metrics_;  // before everything that registers in it
   FrontMetrics frontMetrics_{metrics_};
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<Router> router_;
   std::unique_ptr<HttpServer> http_;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  std::unique_ptr<AdminRoutes> adminRoutes_;  // before the listener that calls it
   std::unique_ptr<Router> adminRouter_;
   std::unique_ptr<HttpServer> adminHttp_;
 };

@@ -219,28 +219,5 @@ TEST_F(ResilienceTest, HealthyRoutesNeverWaitForAWedgedRender) {
             0);
 }
 
-// A stop closes idle keep-alive connections at once, lets the request in flight finish (with
-// Connection: close) within shutdown_drain_ms, and refuses nothing it had taken.
-TEST_F(ResilienceTest, AStopClosesIdleConnectionsAtOnceAndDrainsTheRest) {
-  ServerConfig config;
-  config.pool.size = 1;
-  config.apps = {test::fixtureApp("slow", "slow.js", "/slow"),
-                 test::fixtureApp("hello", "hello.js", "/hello")};
-  start(std::move(config));
-  HttpConnection idle(port_);
-  EXPECT_EQ(idle.request("GET", "/hello").result_int(), 200);  // now idle, kept alive
-  HttpConnection busy(port_);
-  busy.send("GET /slow?ms=1000 HTTP/1.1\r\nHost: x\r\n\r\n");
-  std::this_thread::sleep_for(100ms);  // the request reaches its worker
-  std::thread stopper([&] { server_->stop(); });
-  EXPECT_TRUE(idle.closedWithin(500ms)) << "the idle connection stayed open during the drain";
-  Response r = busy.read();
-  EXPECT_EQ(r.result_int(), 200);
-  EXPECT_EQ(r.body(), "done");
-  EXPECT_FALSE(r.keep_alive());
-  stopper.join();
-  server_.reset();
-}
-
 }  // namespace
 }  // namespace isolane
