@@ -34,6 +34,7 @@ if (positionals.length !== 1) {
 }
 const BUILD = resolve(positionals[0]);
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const FAKE = join(ROOT, 'tools/dev/dashboard-fake.mjs');
 const POOL_SIZE = 2;
 const EXEC_WORKERS = 2;
 const HOSTILE_APP = '<img src=x onerror=window.__pwned=1>';
@@ -61,8 +62,8 @@ function start(cmd, args, { env, listening }) {
   const log = [];
   let buffered = '';
   return new Promise((resolveStart, rejectStart) => {
-    const timer = setTimeout(() => rejectStart(new Fatal(
-        `${cmd} printed no "listening" line in 30 s; its stderr:\n${log.slice(-20).join('\n')}`)), 30000);
+    const timer = setTimeout(() => rejectStart(new Fatal(`${cmd} printed no "listening" line in ` +
+        `30 s; its stderr:\n${log.slice(-20).join('\n')}`)), 30000);
     child.stderr.on('data', (chunk) => {
       buffered += chunk;
       let nl;
@@ -190,7 +191,10 @@ function executorLoad(port) {
   const t0 = Date.now();
   const session = async (n) => {
     const ws = new WebSocket(`ws://127.0.0.1:${port}/v1/session`);
-    await new Promise((ok, ko) => { ws.onopen = ok; ws.onerror = () => ko(new Error('ws error')); });
+    await new Promise((ok, ko) => {
+      ws.onopen = ok;
+      ws.onerror = () => ko(new Error('ws error'));
+    });
     let id = 0;
     while (running) {
       id += 1;
@@ -208,7 +212,8 @@ function executorLoad(port) {
             settled();
           }
         };
-        ws.send(JSON.stringify({ type: 'execute', id: `${n}-${id}`, code, tools: { math: ['add'] } }));
+        ws.send(JSON.stringify(
+            { type: 'execute', id: `${n}-${id}`, code, tools: { math: ['add'] } }));
       });
       await sleep(30);
     }
@@ -228,10 +233,12 @@ async function readPage(page) {
     const texts = {};
     for (const e of document.querySelectorAll('[data-k]')) {
       const v = e.dataset.v;
-      values[e.dataset.k] = v === undefined || v === '' ? null : e.dataset.t === 's' ? v : Number(v);
+      values[e.dataset.k] = v === undefined || v === '' ? null
+                          : e.dataset.t === 's' ? v : Number(v);
       texts[e.dataset.k] = e.textContent;
     }
-    const rows = (kind) => document.querySelectorAll(`main:not([hidden]) tr[data-row="${kind}"]`).length;
+    const rows = (kind) =>
+        document.querySelectorAll(`main:not([hidden]) tr[data-row="${kind}"]`).length;
     return {
       updates: Number(document.body.dataset.updates),
       rejected: Number(document.body.dataset.rejected),
@@ -249,16 +256,20 @@ const waitUpdates = (page, n, ms = 15000) =>
   page.waitForFunction((k) => Number(document.body.dataset.updates) >= k, { timeout: ms }, n)
       .catch(() => fatal(`the page did not reach ${n} updates within ${ms / 1000} s`));
 
-// A counter on the page against the same counter in /metrics read just after.
-function compareCounter(what, onPage, inMetrics, rate, interval) {
+// A counter on the page against the same counter in /metrics read just after. A label value
+// that first counted after the snapshot (a new shed reason, a new outcome) is absent from the
+// page: `absent: 0` takes it as 0 there.
+function compareCounter(what, onPage, inMetrics, rate, interval, { absent } = {}) {
   const allowed = rate * (interval + 0.5) + 5;
+  if (onPage === undefined && absent !== undefined) onPage = absent;
   if (!check(typeof onPage === 'number', `${what} shown on the page (got ${onPage})`)) return;
   if (!check(inMetrics !== null, `${what} present in /metrics`)) return;
   check(onPage <= inMetrics && inMetrics - onPage <= allowed,
         `${what}: page ${onPage}, /metrics ${inMetrics}; /metrics must be ahead by 0..` +
         `${allowed.toFixed(1)} (rate ${rate.toFixed(1)}/s)`);
 }
-const gauge = (what, v) => check(typeof v === 'number' && v >= 0, `${what} is a number ≥ 0 (got ${v})`);
+const gauge = (what, v) =>
+    check(typeof v === 'number' && v >= 0, `${what} is a number ≥ 0 (got ${v})`);
 const rateBetween = (a, b, key) =>
   Math.max(0, ((b.values[key] ?? 0) - (a.values[key] ?? 0)) / Math.max(0.5, b.time - a.time));
 
@@ -270,7 +281,9 @@ async function openPage(browser, base) {
   page.on('request', (r) => {
     const u = new URL(r.url());
     if (u.protocol === 'data:') return;
-    if (u.origin !== origin || !['/dashboard', '/dashboard/events'].includes(u.pathname)) offsite.push(r.url());
+    if (u.origin !== origin || !['/dashboard', '/dashboard/events'].includes(u.pathname)) {
+      offsite.push(r.url());
+    }
   });
   page.on('pageerror', (e) => errors.push(String(e)));
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
@@ -280,12 +293,14 @@ async function openPage(browser, base) {
   return { page, offsite, errors };
 }
 function checkPageHygiene({ offsite, errors }, reads) {
-  check(offsite.length === 0, `the page requested nothing but /dashboard and /dashboard/events (${offsite.join(', ')})`);
+  check(offsite.length === 0,
+        `the page requested nothing but /dashboard and /dashboard/events (${offsite.join(', ')})`);
   // A failed EventSource connection is logged as a console error once the server stops: only
   // errors before that are the page's.
   check(errors.length === 0, `no script error on the page (${errors.join(' | ')})`);
   for (const s of reads) {
-    check(s.images === 0 && !s.pwned, 'strings from the snapshot are shown as text, not parsed as HTML');
+    check(s.images === 0 && !s.pwned,
+          'strings from the snapshot are shown as text, not parsed as HTML');
   }
 }
 
@@ -333,17 +348,18 @@ async function testServer(browser, tmp) {
   console.log(`# ${current}`);
   let proc, url, admin, load = null;
   if (opts.fake) {
-    proc = await start(process.execPath, [join(ROOT, 'tools/dev/dashboard-fake.mjs'), '--kind', 'server'],
+    proc = await start(process.execPath, [FAKE, '--kind', 'server'],
                        { env: process.env, listening: 'listening' });
     admin = proc.line.admin;
   } else {
     const fixtures = join(ROOT, 'tests/fixtures/apps');
     const config = join(tmp, 'isolane.toml');
     writeFileSync(config, [
-      '[server]', 'listen = "127.0.0.1:0"', 'admin_listen = "127.0.0.1:0"', 'code_cache_dir = "off"',
-      'shutdown_drain_ms = 2000', '',
+      '[server]', 'listen = "127.0.0.1:0"', 'admin_listen = "127.0.0.1:0"',
+      'code_cache_dir = "off"', 'shutdown_drain_ms = 2000', '',
       '[pool]', `size = ${POOL_SIZE}`, 'max_inflight = 24', 'max_queue = 0', '',
-      ...[['hello', 'hello.js', '/hello'], ['slow', 'slow.js', '/slow'], [HOSTILE_APP, 'counter.js', '/counter']]
+      ...[['hello', 'hello.js', '/hello'], ['slow', 'slow.js', '/slow'],
+          [HOSTILE_APP, 'counter.js', '/counter']]
           .flatMap(([name, file, route]) => ['[[app]]', `name = ${JSON.stringify(name)}`,
                    `module = ${JSON.stringify(join(fixtures, file))}`, `route = "${route}"`, '']),
     ].join('\n'));
@@ -370,38 +386,44 @@ async function testServer(browser, tmp) {
   check(b.connection === 'open', `the connection is open (${b.connection})`);
   check(b.time > a.time, `the snapshot time moved (${a.time} -> ${b.time})`);
   check(b.values.status === 'ready', `the header says ready (${b.values.status})`);
-  check(typeof b.values.version === 'string' && b.values.version.length > 0, 'the version is shown');
+  check(typeof b.values.version === 'string' && b.values.version !== '', 'the version is shown');
   check(b.values.uptime_s > a.values.uptime_s, 'the uptime moved');
 
-  const apps = opts.fake ? ['hello', 'slow', HOSTILE_APP] : ['hello', 'slow', HOSTILE_APP];
+  const apps = ['hello', 'slow', HOSTILE_APP];  // the fake's too
   check(b.apps === 3, `one row per configured app (${b.apps} rows)`);
-  check(b.texts[`app.${HOSTILE_APP}.name`] === HOSTILE_APP, 'an app name made of HTML shows as that text');
+  check(b.texts[`app.${HOSTILE_APP}.name`] === HOSTILE_APP,
+        'an app name made of HTML shows as that text');
   for (const app of ['hello', 'slow']) {
     const key = `app.${app}.requests_total`;
-    check(b.values[key] > a.values[key], `${key} grows under load (${a.values[key]} -> ${b.values[key]})`);
+    check(b.values[key] > a.values[key],
+          `${key} grows under load (${a.values[key]} -> ${b.values[key]})`);
   }
   for (const app of apps) {
     const key = `app.${app}.requests_total`;
     const rate = Math.max(rateBetween(a, b, key), load ? load.rate(app) : 0);
-    compareCounter(key, b.values[key], metricSum(metrics, 'isolane_requests_total', { app }), rate, interval);
-    gauge(`app.${app}.rps`, b.values[`app.${app}.rps`]);
+    compareCounter(key, b.values[key], metricSum(metrics, 'isolane_requests_total', { app }), rate,
+                   interval);
+    const rps = b.values[`app.${app}.rps`];  // null: no request in the last interval
+    check(rps === null || rps >= 0, `app.${app}.rps is empty or ≥ 0 (${rps})`);
     gauge(`app.${app}.errors_total`, b.values[`app.${app}.errors_total`]);
+  }
+  for (const app of ['hello', 'slow']) {
+    check(b.values[`app.${app}.rps`] > 0, `app.${app}.rps > 0 under load`);
   }
   for (const reason of labelValues(metrics, 'isolane_admission_rejected_total', 'reason')) {
     const key = `shed.${reason}.total`;
     const inMetrics = metricSum(metrics, 'isolane_admission_rejected_total', { reason });
-    if (inMetrics === 0 && !(key in b.values)) continue;  // a reason never shed may be left out
-    compareCounter(key, b.values[key], inMetrics, rateBetween(a, b, key), interval);
+    compareCounter(key, b.values[key], inMetrics, rateBetween(a, b, key), interval, { absent: 0 });
   }
-  if (!opts.fake) {
-    check((b.values['shed.queue-full.total'] ?? 0) > 0,
-          `past max_inflight some requests are shed, and the page shows it (queue-full ${b.values['shed.queue-full.total']})`);
-  }
+  const shed = Object.entries(b.values).filter(([k]) => /^shed\..*\.total$/.test(k))
+      .reduce((sum, [, v]) => sum + (v ?? 0), 0);
+  check(shed > 0, `past max_inflight some requests are shed, and the page shows it (${shed})`);
   for (const k of ['pool.inflight', 'pool.queue', 'pool.streams']) gauge(k, b.values[k]);
   gauge('isolane_pool_inflight', metricSum(metrics, 'isolane_pool_inflight'));
   gauge('isolane_queue_depth', metricSum(metrics, 'isolane_queue_depth'));
   check(Math.max(a.values['pool.inflight'], b.values['pool.inflight']) > 0,
-        `requests are in flight under load (${a.values['pool.inflight']}, ${b.values['pool.inflight']})`);
+        `requests are in flight under load (${a.values['pool.inflight']}, ` +
+        `${b.values['pool.inflight']})`);
 
   const size = opts.fake ? 3 : POOL_SIZE;
   check(b.workers === size, `one row per worker slot: ${b.workers} rows, pool size ${size}`);
@@ -409,8 +431,11 @@ async function testServer(browser, tmp) {
   for (let slot = 0; slot < size; slot++) {
     const k = `worker.${slot}.`;
     states.push(b.values[k + 'state']);
-    check(SERVER_STATES.includes(b.values[k + 'state']), `${k}state is a known state (${b.values[k + 'state']})`);
-    for (const f of ['inflight', 'pending', 'streams', 'wedged_threads']) gauge(k + f, b.values[k + f]);
+    check(SERVER_STATES.includes(b.values[k + 'state']),
+          `${k}state is a known state (${b.values[k + 'state']})`);
+    for (const f of ['inflight', 'pending', 'streams', 'wedged_threads']) {
+      gauge(k + f, b.values[k + f]);
+    }
     gauge(`isolane_worker_inflight{slot="${slot}"}`,
           metricSum(metrics, 'isolane_worker_inflight', { slot: String(slot) }));
   }
@@ -421,18 +446,20 @@ async function testServer(browser, tmp) {
   const shot = join(BUILD, 'dashboard', opts.fake ? 'fake-server.png' : 'server.png');
   await page.screenshot({ path: shot });
   console.log(`  screenshot ${shot}`);
-  console.log(`  page: ${b.updates} updates; hello ${b.values['app.hello.requests_total']} requests, ` +
-              `in flight ${b.values['pool.inflight']}, sheds queue-full ${b.values['shed.queue-full.total'] ?? 0}`);
+  console.log(`  page: ${b.updates} updates; hello ${b.values['app.hello.requests_total']} ` +
+              `requests, in flight ${b.values['pool.inflight']}, ${shed} shed`);
 
   if (load) await load.stop();
   if (opts.fake) await checkGarbage(page, admin, 'server');
   checkPageHygiene(pageInfo, [a, b]);
   if (opts.fake) {
-    // The fake refuses the stream for a while: the page says so, then comes back by itself.
-    await fetch(`${admin}/fake/pause?ms=2500`);
+    // The fake cuts the stream and refuses it for a while (longer than the browser's own retry,
+    // so EventSource gives up): the page says so, then comes back by itself.
+    await fetch(`${admin}/fake/pause?ms=3000`);
     const before = (await readPage(page)).updates;
-    const retrying = await page.waitForFunction(() => document.body.dataset.connection === 'retrying',
-                                                { timeout: 5000 }).then(() => true, () => false);
+    const retrying = await page.waitForFunction(
+        () => document.body.dataset.connection === 'retrying', { timeout: 5000 })
+        .then(() => true, () => false);
     check(retrying, 'a refused stream shows "disconnected, retrying"');
     await waitUpdates(page, before + 1, 15000);
     const c = await readPage(page);
@@ -449,12 +476,13 @@ async function testExecutor(browser, tmp) {
   console.log(`# ${current}`);
   let proc, load = null;
   if (opts.fake) {
-    proc = await start(process.execPath, [join(ROOT, 'tools/dev/dashboard-fake.mjs'), '--kind', 'executor'],
+    proc = await start(process.execPath, [FAKE, '--kind', 'executor'],
                        { env: process.env, listening: 'executor listening' });
   } else {
     const config = join(tmp, 'executor.toml');
     writeFileSync(config, `[executor]\nworkers = ${EXEC_WORKERS}\nshutdown_drain_ms = 2000\n`);
-    proc = await start(join(BUILD, 'isolane'), ['executor', '--listen', '127.0.0.1:0', '--config', config],
+    proc = await start(join(BUILD, 'isolane'),
+                       ['executor', '--listen', '127.0.0.1:0', '--config', config],
                        { env: cleanEnv(), listening: 'executor listening' });
   }
   const port = proc.line.port;
@@ -478,32 +506,38 @@ async function testExecutor(browser, tmp) {
   check(b.connection === 'open', `the connection is open (${b.connection})`);
   check(b.time > a.time, `the snapshot time moved (${a.time} -> ${b.time})`);
   check(b.values.status === 'ready', `the header says ready (${b.values.status})`);
-  check(b.values['executions.total'] > a.values['executions.total'],
-        `executions.total grows (${a.values['executions.total']} -> ${b.values['executions.total']})`);
-  check(b.values['tool_calls.total'] > a.values['tool_calls.total'],
-        `tool_calls.total grows (${a.values['tool_calls.total']} -> ${b.values['tool_calls.total']})`);
+  for (const key of ['executions.total', 'tool_calls.total']) {
+    check(b.values[key] > a.values[key], `${key} grows (${a.values[key]} -> ${b.values[key]})`);
+  }
   const execRate = Math.max(rateBetween(a, b, 'executions.total'), load ? load.rate() : 0);
   compareCounter('executions.total', b.values['executions.total'],
                  metricSum(metrics, 'isolane_executions_total'), execRate, interval);
   for (const outcome of labelValues(metrics, 'isolane_executions_total', 'outcome')) {
-    compareCounter(`executions.outcome.${outcome}.total`, b.values[`executions.outcome.${outcome}.total`],
-                   metricSum(metrics, 'isolane_executions_total', { outcome }), execRate, interval);
+    const key = `executions.outcome.${outcome}.total`;
+    compareCounter(key, b.values[key], metricSum(metrics, 'isolane_executions_total', { outcome }),
+                   execRate, interval, { absent: 0 });
   }
   if (!opts.fake) {
-    check((b.values['executions.outcome.GUEST_ERROR.total'] ?? 0) > 0, 'the GUEST_ERROR outcome is shown');
+    check((b.values['executions.outcome.GUEST_ERROR.total'] ?? 0) > 0,
+          'the GUEST_ERROR outcome is shown');
   }
   compareCounter('tool_calls.total', b.values['tool_calls.total'],
                  metricSum(metrics, 'isolane_exec_tool_call_seconds_count'),
                  Math.max(rateBetween(a, b, 'tool_calls.total'), load ? load.rate() : 0), interval);
-  for (const k of ['executions.per_s', 'tool_calls.per_s', 'exec.queue.depth']) gauge(k, b.values[k]);
+  for (const k of ['executions.per_s', 'tool_calls.per_s', 'exec.queue.depth']) {
+    gauge(k, b.values[k]);
+  }
   gauge('isolane_exec_queue_depth', metricSum(metrics, 'isolane_exec_queue_depth'));
-  for (const k of ['executions.p50_s', 'executions.p99_s', 'tool_calls.p50_s', 'tool_calls.p99_s']) {
+  for (const k of ['executions.p50_s', 'executions.p99_s', 'tool_calls.p50_s',
+                   'tool_calls.p99_s']) {
     check(b.values[k] === null || b.values[k] >= 0, `${k} is empty or ≥ 0 (${b.values[k]})`);
   }
   const max = opts.fake ? 2 : EXEC_WORKERS;
   check(b.workers >= 1 && b.workers <= max, `1..${max} worker rows (${b.workers})`);
   for (const [k, v] of Object.entries(b.values)) {
-    if (/^worker\.[^.]+\.state$/.test(k)) check(EXECUTOR_STATES.includes(v), `${k} is a known state (${v})`);
+    if (/^worker\.[^.]+\.state$/.test(k)) {
+      check(EXECUTOR_STATES.includes(v), `${k} is a known state (${v})`);
+    }
   }
   check(b.events > 0, `recent events are listed (${b.events})`);
 
@@ -525,7 +559,9 @@ async function main() {
   if (!existsSync(CHROMIUM)) {
     fatal(`${CHROMIUM} not found: the test needs Debian's chromium (scripts/setup.sh installs it)`);
   }
-  if (!opts.fake && !existsSync(join(BUILD, 'isolane'))) fatal(`${join(BUILD, 'isolane')} not found`);
+  if (!opts.fake && !existsSync(join(BUILD, 'isolane'))) {
+    fatal(`${join(BUILD, 'isolane')} not found: build first`);
+  }
   const tmp = mkdtempSync(join(tmpdir(), 'isolane-dashboard-'));
   const browser = await puppeteer.launch({
     executablePath: CHROMIUM,
@@ -564,7 +600,8 @@ try {
   await Promise.all(children.map(stop));
 }
 if (failures.length) {
-  console.error(`dashboard_browser_test: ${failures.length} failure(s):\n  ${failures.join('\n  ')}`);
+  console.error(
+      `dashboard_browser_test: ${failures.length} failure(s):\n  ${failures.join('\n  ')}`);
   process.exit(1);
 }
 console.log('dashboard_browser_test: ok');

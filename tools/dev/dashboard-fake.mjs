@@ -26,7 +26,8 @@ const { values: opts } = parseArgs({
     'interval-ms': { type: 'string', default: '1000' },
     html: {
       type: 'string',
-      default: join(dirname(fileURLToPath(import.meta.url)), '../../src/obs/dashboard/dashboard.html'),
+      default: join(dirname(fileURLToPath(import.meta.url)), '../../src/obs/dashboard',
+                    'dashboard.html'),
     },
   },
 });
@@ -57,18 +58,23 @@ const sheds = new Map([['queue-full', 0], ['overloaded', 0], ['queue-timeout', 0
 const shedWindow = new Map();
 const workers = [0, 1, 2].map((slot) => ({
   slot, pid: ++pid, lane: slot < 2 ? 'short' : 'streaming', state: 'starting', inflight: 0,
-  pending: 0, streams: 0, wedged_threads: 0, longest_turn_s: 0, rss_bytes: 60e6, heap_used_bytes: 8e6,
-  isolates: 0,
+  pending: 0, streams: 0, wedged_threads: 0, longest_turn_s: 0, rss_bytes: 60e6,
+  heap_used_bytes: 8e6, isolates: 0,
 }));
-if (opts.kind === 'server') for (const w of workers) event('spawn', w.slot, w.pid, 'worker started');
+if (opts.kind === 'server') {
+  for (const w of workers) event('spawn', w.slot, w.pid, 'worker started');
+}
 let queue = 0;
 
 const exec = {
   outcomes: new Map([['ok', 0], ['GUEST_ERROR', 0], ['TIMEOUT', 0]]),
   window: 0, toolCalls: 0, toolWindow: 0, queue: 0,
-  workers: [0, 1].map((id) => ({ id, pid: ++pid, state: 'starting', executions: 0, rss_bytes: 50e6 })),
+  workers: [0, 1].map((id) =>
+    ({ id, pid: ++pid, state: 'starting', executions: 0, rss_bytes: 50e6 })),
 };
-if (opts.kind === 'executor') for (const w of exec.workers) event('spawn', null, w.pid, 'worker started');
+if (opts.kind === 'executor') {
+  for (const w of exec.workers) event('spawn', null, w.pid, 'worker started');
+}
 
 function tick() {
   const dt = 0.1;
@@ -113,7 +119,9 @@ function tick() {
       if (next === 'quarantined') event('quarantine', w.slot, w.pid, 'slot quarantined for 5 s');
       if (next === 'cooling-down') event('cooldown', w.slot, w.pid, 'crash budget spent');
       if (next === 'starting') w.pid = ++pid, event('respawn', w.slot, w.pid, 'worker replaced');
-      if (next === 'serving' && w.state === 'starting') event('ready', w.slot, w.pid, 'worker ready');
+      if (next === 'serving' && w.state === 'starting') {
+        event('ready', w.slot, w.pid, 'worker ready');
+      }
       w.state = next;
     }
   } else {
@@ -130,8 +138,12 @@ function tick() {
     }
     exec.queue = Math.max(0, Math.round(exec.queue + rand(-1.5, 1.5)));
     for (const w of exec.workers) {
-      if (w.state === 'starting' && t > 1) w.state = 'idle', event('ready', null, w.pid, 'worker ready');
-      else if (w.state !== 'starting') w.state = Math.random() < 0.6 ? 'busy' : 'idle';
+      if (w.state === 'starting' && t > 1) {
+        w.state = 'idle';
+        event('ready', null, w.pid, 'worker ready');
+      } else if (w.state !== 'starting') {
+        w.state = Math.random() < 0.6 ? 'busy' : 'idle';
+      }
       w.rss_bytes = Math.round(Math.max(40e6, w.rss_bytes + rand(-1e6, 1.2e6)));
     }
   }
@@ -157,9 +169,11 @@ function snapshot() {
       workers: workers.map((w) => ({ ...w })),
       apps: apps.map((a) => ({
         app: a.app, requests_total: a.requests, errors_total: a.errors, rps: a.window / interval,
-        p50_s: a.window ? a.lat * rand(0.8, 1.2) : null, p99_s: a.window ? a.lat * rand(3, 6) : null,
+        p50_s: a.window ? a.lat * rand(0.8, 1.2) : null,
+        p99_s: a.window ? a.lat * rand(3, 6) : null,
       })),
-      sheds: [...sheds].map(([reason, total]) => ({ reason, total, per_s: (shedWindow.get(reason) ?? 0) / interval })),
+      sheds: [...sheds].map(([reason, total]) =>
+        ({ reason, total, per_s: (shedWindow.get(reason) ?? 0) / interval })),
       events,
     };
     for (const a of apps) a.window = 0;
@@ -229,8 +243,9 @@ const garbage = [
     ? `{"kind":"server","time":"x","pool":"x","workers":[null,5,{"slot":${evil},"state":{"x":1},` +
       `"inflight":"12"}],"apps":[{"app":${evil},"rps":"12","requests_total":[1]}],` +
       `"events":[null,5,{"time":"x","kind":"<b>x</b>","detail":${evil}}]}`
-    : `{"kind":"executor","executions":{"total":"5","by_outcome":[{"outcome":${evil},"total":null}]},` +
-      `"queue":null,"tool_calls":[],"workers":[{"id":${evil},"state":7}],"events":"x"}`,
+    : `{"kind":"executor","executions":{"total":"5","by_outcome":[{"outcome":${evil},` +
+      `"total":null}]},"queue":null,"tool_calls":[],"workers":[{"id":${evil},"state":7}],` +
+      `"events":"x"}`,
 ];
 
 // ---- HTTP: one snapshot per interval, sent to every open stream; a new stream gets the last one.
@@ -254,7 +269,9 @@ const server = createServer((req, res) => {
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
-    res.write(message(latest));
+    // A short reconnection delay: after /fake/pause the browser's own retry meets the 503, so
+    // the page's reconnection after a refused stream is what brings it back.
+    res.write(`retry: 500\n${message(latest)}`);
     streams.add(res);
     res.on('close', () => streams.delete(res));
   } else if (url.pathname === '/metrics') {
@@ -279,6 +296,7 @@ server.listen(Number(opts.port), opts.host, () => {
   const line = opts.kind === 'server'
     ? { msg: 'listening', url: base, admin: base, backend: 'fake' }
     : { msg: 'executor listening', host: address, port };
-  process.stderr.write(JSON.stringify({ ts: new Date().toISOString(), level: 'info', ...line }) + '\n');
+  const ts = new Date().toISOString();
+  process.stderr.write(JSON.stringify({ ts, level: 'info', ...line }) + '\n');
 });
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(0));
