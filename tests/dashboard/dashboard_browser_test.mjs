@@ -95,6 +95,14 @@ function stop(child) {
     child.kill('SIGTERM');
   });
 }
+// Stopped from outside (ctest's timeout, ^C): the server or executor stops with it (puppeteer
+// closes Chromium on these signals itself).
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.on(sig, () => {
+    for (const c of children) c.kill('SIGTERM');
+    process.exit(1);
+  });
+}
 function cleanEnv() {
   const env = { ...process.env };
   for (const k of Object.keys(env)) if (k.startsWith('ISOLANE_')) delete env[k];
