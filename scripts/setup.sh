@@ -21,6 +21,7 @@ PACKAGES=(
   libbenchmark-dev clang libclang-rt-14-dev
   clang-format clang-tidy openssl libssl-dev libseccomp-dev prometheus-cpp-dev zlib1g-dev
   nodejs npm
+  chromium
 )
 
 missing=()
