@@ -21,7 +21,9 @@ PACKAGES=(
   libbenchmark-dev clang libclang-rt-14-dev
   clang-format clang-tidy openssl libssl-dev libseccomp-dev prometheus-cpp-dev zlib1g-dev
   nodejs npm
-  chromium
+  make  # the Makefile's own tool, absent from a bare Debian (deploy/Dockerfile runs setup.sh first)
+  nginx python3-yaml systemd  # tests/deploy/check_deploy.py: nginx -t, YAML, systemd-analyze
+  chromium  # tests/dashboard: the dashboard in a real browser
 )
 
 missing=()
