@@ -21,6 +21,7 @@ PACKAGES=(
   libbenchmark-dev clang libclang-rt-14-dev
   clang-format clang-tidy openssl libssl-dev libseccomp-dev prometheus-cpp-dev zlib1g-dev
   nodejs npm
+  nginx  # the balancer of bench/scaleout (scaleout_test) and the baseline of bench/run hello
 )
 
 missing=()
