@@ -185,8 +185,9 @@ function readAccessLog(file) {
     try { e = JSON.parse(line); } catch { continue; }
     if (!e.id) continue;
     // upstream_addr: "A, B" (tried A then B), "A : B" (an internal redirect).
-    e.upstreams = String(e.ua ?? '').split(/\s*[,]\s*|\s+:\s+/).filter((a) => a && a !== '-').map(replicaOfAddr);
-    e.last = e.upstreams[e.upstreams.length - 1];
+    // The upstream group's name instead of an address: nginx found no replica to try.
+    e.upstreams = String(e.ua ?? '').split(/\s*[,]\s*|\s+:\s+/).filter((a) => a && a !== '-' && a.includes(':')).map(replicaOfAddr);
+    e.last = e.upstreams[e.upstreams.length - 1] ?? 'none (nginx answered)';
     e.endMs = Math.round(Number(e.t) * 1000);
     e.startMs = e.endMs - Math.round(Number(e.rt) * 1000);
     byId.set(e.id, e);
@@ -384,7 +385,7 @@ async function shed() {
   const good = probes.filter((r) => r.status === 503 && r.retryAfter !== undefined && r.outcome === 'status');
   const fillOutcome = countBy(records.filter((r) => r.kind === 'fill'), (r) => r.status ?? r.outcome);
   const probeOutcome = countBy(probes, (r) => `${r.status ?? r.outcome}${r.status === 503 ? (r.retryAfter !== undefined ? ' + Retry-After' : ' without Retry-After') : ''}${r.shed ? ` (${r.shed})` : ''}`);
-  const tried = countBy(probes, (r) => `${r.upstreams?.length ?? '?'} tried`);
+  const tried = countBy(probes, (r) => `${r.upstreams?.length ?? '?'} tried`);  // 0: nginx answered itself
   for (const r of records) r.replica = accessLog.get(r.id)?.last;
   finish({
     scenario: '4. all replicas shed',
@@ -392,7 +393,7 @@ async function shed() {
     succeeded: good.length,
     failedText: `probes: ${fmtCounts(probeOutcome)}; fill: ${fmtCounts(fillOutcome)}`,
     perReplica: countBy(records.filter((r) => r.kind === 'fill' && r.status === 200), (r) => r.replica),
-    perReplicaText: `fill admitted: ${fmtCounts(countBy(records.filter((r) => r.kind === 'fill' && r.status === 200), (r) => r.replica))}; probe upstreams: ${fmtCounts(tried)}`,
+    perReplicaText: `fill admitted: ${fmtCounts(countBy(records.filter((r) => r.kind === 'fill' && r.status === 200), (r) => r.replica))}; replicas nginx tried per probe: ${fmtCounts(tried)}`,
     latency: { p50: percentile(times, 0.5), p99: percentile(times, 0.99), max: times[times.length - 1] ?? 0 },
     latencyText: `${percentile(times, 0.5)} / ${percentile(times, 0.99)} (max ${times[times.length - 1] ?? 0})`,
     checks: [

@@ -51,7 +51,7 @@ for f in "$BIN" "$NGINX" "$NODE"; do [ -x "$f" ] || { echo "bench/scaleout: $f i
 [ -f "$CONF" ] || { echo "bench/scaleout: $CONF is missing" >&2; exit 1; }
 
 if ((SHORT)); then
-  SPREAD_REQUESTS=1500 SPREAD_CLIENTS=8 WARM=2 TAIL=2 PROBES=10 FILL_MS=2500
+  SPREAD_REQUESTS=3000 SPREAD_CLIENTS=16 WARM=2 TAIL=2 PROBES=10 FILL_MS=2500
 else
   SPREAD_REQUESTS=6000 SPREAD_CLIENTS=16 WARM=6 TAIL=6 PROBES=40 FILL_MS=5000
 fi
@@ -346,7 +346,7 @@ done
 
 echo
 echo "- requests: every request and SSE stream the clients opened; succeeded: answered 200 with a whole body (a stream: held until the end of the scenario, or ended cleanly by the server). Failed by kind: kind (hello, slow, post, sse, probe, fill) and outcome (status code, error = no answer, cut = the body or stream ended before its end)."
-echo "- per replica: spread: the change of isolane_requests_total in each replica's /metrics; 2 and 3: the replica that answered, from nginx's access log (\$upstream_addr); 4: where the filling requests were admitted, and how many replicas nginx tried per probe."
+echo "- per replica: spread: the change of isolane_requests_total in each replica's /metrics; 2 and 3: the replica that answered, from nginx's access log (\$upstream_addr); 4: where the filling requests were admitted, and how many replicas nginx tried per probe (0: none could be selected, every one marked failed, and nginx answered itself). A probe's 503 with an x-isolane-shed reason in parentheses is a replica's own answer passed through; without one, nginx's."
 echo "- p50 / p99: client-side, of the requests answered 200 (2 and 3: per kind: hello = GET /hello, slow = GET /slow?ms=200, post = POST /slow?ms=100); 4: of the probes' answers (503s when it passes)."
 echo "- 2: in flight on the killed replica = nginx's access log entries whose upstream list holds it, started before the kill (+20 ms: nginx may still send on a connection to the dead replica before it reads the close) and ended after it; the allowed failures are those of them that are POSTs answered 502 or SSE streams cut."
 exit "$VERDICT"
