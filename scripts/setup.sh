@@ -22,7 +22,8 @@ PACKAGES=(
   clang-format clang-tidy openssl libssl-dev libseccomp-dev prometheus-cpp-dev zlib1g-dev
   nodejs npm
   make  # the Makefile's own tool, absent from a bare Debian (deploy/Dockerfile runs setup.sh first)
-  nginx python3-yaml systemd  # tests/deploy/check_deploy.py: nginx -t, YAML, systemd-analyze
+  nginx python3-yaml systemd  # tests/deploy (nginx -t, YAML, systemd-analyze); nginx also for
+                              # bench/scaleout (scaleout_test) and bench/run's hello baseline
   chromium  # tests/dashboard: the dashboard in a real browser
 )
 
