@@ -56,7 +56,9 @@ else
   SPREAD_REQUESTS=6000 SPREAD_CLIENTS=16 WARM=6 TAIL=6 PROBES=40 FILL_MS=5000
 fi
 N=3
-DRAIN_MS=2000         # shutdown_drain_ms: streams are ended within the scenario
+DRAIN_MS=6000         # shutdown_drain_ms: above drain_idle_ms (5000), itself above nginx's
+                      # upstream keepalive_timeout (4s): nginx closes its idle connections
+                      # before isolane would, and event streams are ended within the scenario
 SHED_MAX_INFLIGHT=2   # scenario 4: requests each replica admits
 SHED_FILL=$((N * SHED_MAX_INFLIGHT + 3))  # slow requests that fill them (3 more than fit)
 

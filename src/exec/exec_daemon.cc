@@ -279,6 +279,7 @@ class HttpSession : public ExecDaemon::Closable, public std::enable_shared_from_
                      [self = shared_from_this(), head](beast::error_code ec, std::size_t) {
                        self->onFeedWritten(ec);
                      });
+    watchForClose();
     std::weak_ptr<HttpSession> weak = weak_from_this();
     bool watching = shared_->dashboard && shared_->dashboard->watch([weak](const std::string& m) {
       auto self = weak.lock();
@@ -289,10 +290,23 @@ class HttpSession : public ExecDaemon::Closable, public std::enable_shared_from_
     if (!watching) close();
   }
 
+  // The page sends nothing more: a read that ends tells that it went away. It also keeps this
+  // session alive while the feed has nothing to write (the feed holds it weakly).
+  void watchForClose() {
+    stream_.socket().async_read_some(
+        net::buffer(feedProbe_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
+          if (ec) {
+            self->feedClosed_ = true;
+            return self->close();
+          }
+          self->watchForClose();  // bytes after the request: ignored
+        });
+  }
+
   void writeFeed(const std::string& message) {
     if (feedClosed_) return;
     if (feedWriting_) {
-      if (feedNext_.empty()) feedNext_ = message;  // the retry hint or the first snapshot
+      feedNext_ = message;  // the newest replaces one still waiting
       return;
     }
     feedWriting_ = true;
@@ -330,6 +344,7 @@ class HttpSession : public ExecDaemon::Closable, public std::enable_shared_from_
   // whether the connection is done (read from the feed's thread: atomic).
   bool feedWriting_ = false;
   std::string feedNext_;
+  char feedProbe_[256];
   std::atomic<bool> feedClosed_{false};
   const net::any_io_executor executor_ = stream_.get_executor();  // usable after the upgrade
 };

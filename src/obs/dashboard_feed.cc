@@ -41,9 +41,9 @@ bool DashboardFeed::watch(Watcher watcher) {
     if (stopping_ || watchers_.size() >= kMaxWatchers) return false;
     latest = latest_;
   }
-  // The retry hint first: a page reconnects 2 s after losing the stream (the default is 3 s).
-  if (!watcher("retry: 2000\n\n")) return true;
-  if (!latest.empty() && !watcher(latest)) return true;
+  // The retry hint first (a page reconnects 2 s after losing the stream; the default is 3 s),
+  // in one message with the latest snapshot.
+  if (!watcher("retry: 2000\n\n" + latest)) return true;
   std::lock_guard<std::mutex> lock(mutex_);
   watchers_.push_back(std::move(watcher));
   return true;
@@ -101,6 +101,7 @@ void DashboardFeed::tick(MetricReading& before) {
 nlohmann::json snapshotHead(const char* kind, std::chrono::milliseconds interval,
                             std::chrono::steady_clock::time_point started) {
   return {{"kind", kind},
+          {"version", ISOLANE_VERSION},
           {"time", unixSeconds(std::chrono::system_clock::now())},
           {"interval_s", std::chrono::duration<double>(interval).count()},
           {"uptime_s",
