@@ -257,6 +257,19 @@ echo
 echo "| scenario | requests | succeeded | failed by kind | per replica | p50 / p99 ms | checks | verdict |"
 echo "|---|---|---|---|---|---|---|---|"
 
+# Ends a scenario's load: a last stretch of it, then the driver's stop file; prints the row the
+# driver wrote (or a failed one when it wrote none).
+finish_driver() {  # SCENARIO STOP_FILE
+  sleep "$TAIL"
+  touch "$2"
+  local rc=0
+  wait "$DRV" || rc=$?
+  DRV=""
+  [ "$rc" = 0 ] || VERDICT=1
+  cat "$TMP/row$1"
+  [ -s "$TMP/row$1" ] || echo "| $1 | driver failed (exit $rc) | | | | | | FAIL |"
+}
+
 # 1. spread
 log "1. spread: $SPREAD_REQUESTS GET /hello, $SPREAD_CLIENTS clients"
 start_nginx spread
@@ -288,14 +301,7 @@ for w in $workers; do
   fi
 done
 event orphans r2 "$orphans"
-sleep "$TAIL"
-touch "$TMP/stop-kill"
-rc=0
-wait "$DRV" || rc=$?
-DRV=""
-[ "$rc" = 0 ] || VERDICT=1
-cat "$TMP/row2"
-[ -s "$TMP/row2" ] || echo "| 2 | driver failed (exit $rc) | | | | | | FAIL |"
+finish_driver 2 "$TMP/stop-kill"
 stop_nginx
 start_replica 2
 wait_ready 2
@@ -321,14 +327,7 @@ for i in $(seq $N); do
   if wait_served "$i" "$lines"; then event serving "r$i"; else event not-serving "r$i"; fi
   log "r$i restarted (exit status $STOPPED)"
 done
-sleep "$TAIL"
-touch "$TMP/stop-rolling"
-rc=0
-wait "$DRV" || rc=$?
-DRV=""
-[ "$rc" = 0 ] || VERDICT=1
-cat "$TMP/row3"
-[ -s "$TMP/row3" ] || echo "| 3 | driver failed (exit $rc) | | | | | | FAIL |"
+finish_driver 3 "$TMP/stop-rolling"
 stop_nginx
 
 # 4. all replicas shed
