@@ -5,8 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <mutex>
 #include <string>
+#include <thread>
 
+#include "obs/dashboard_feed.h"
+#include "obs/events.h"
 #include "obs/metric_reading.h"
 
 namespace isolane {
@@ -105,6 +110,58 @@ TEST(MetricReading, SumsByLabelAndQuantilesOfAWindow) {
   EXPECT_FALSE(now.quantileSince(before, "isolane_nothing", 0.5));
   EXPECT_EQ(ratePerSecond(10, 4, std::chrono::seconds(2)), 3);
   EXPECT_EQ(ratePerSecond(1, 4, std::chrono::seconds(2)), 0) << "a counter that went back";
+}
+
+// An event's detail may be an app's own words (a load error): it is cut, so a hostile app
+// cannot make the ring (and each dashboard snapshot) large.
+TEST(RecentEvents, KeepABoundedRingOfBoundedEvents) {
+  recordEvent("crash", 3, 42, std::string(1'000'000, 'x'));
+  std::vector<PoolEvent> events = recentEvents();
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().kind, "crash");
+  EXPECT_EQ(events.back().slot, 3);
+  EXPECT_LE(events.back().detail.size(), kMaxEventDetail + 3);
+  for (int i = 0; i < 300; ++i) recordEvent("spawn", i);
+  events = recentEvents();
+  EXPECT_EQ(events.size(), kRecentEvents);
+  EXPECT_EQ(events.back().slot, 299);  // oldest first, newest last
+}
+
+// The feed gives a new page the latest snapshot at once, refuses pages past kMaxWatchers, drops
+// the ones whose transport says they are gone, and after stop() takes none.
+TEST(DashboardFeed, BoundsItsWatchersAndLetsGoOfThemOnStop) {
+  MetricsRegistry m;
+  m.counter("isolane_requests_total", "Requests", {"app"}).with({"a"}).inc(7);
+  DashboardFeed feed(
+      m,
+      [](const MetricReading& now, const MetricReading&) {
+        return nlohmann::json{{"requests", now.sum("isolane_requests_total")}};
+      },
+      std::chrono::milliseconds(20));
+  std::atomic<int> delivered{0};
+  std::string first;
+  std::mutex firstMutex;
+  for (std::size_t i = 0; i < DashboardFeed::kMaxWatchers; ++i) {
+    ASSERT_TRUE(feed.watch([&](const std::string& message) {
+      std::lock_guard<std::mutex> lock(firstMutex);
+      if (first.empty()) first = message;
+      ++delivered;
+      return true;
+    }));
+  }
+  EXPECT_FALSE(feed.watch([](const std::string&) { return true; })) << "one page too many";
+  for (int i = 0; i < 200 && delivered < 64; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_GE(delivered.load(), 64);
+  EXPECT_NE(feed.latestMessage().find("data: {\"requests\":7.0}\n\n"), std::string::npos)
+      << feed.latestMessage();
+  {
+    std::lock_guard<std::mutex> lock(firstMutex);
+    EXPECT_TRUE(first.starts_with("retry: 2000\n\n")) << first;
+  }
+  feed.stop();
+  EXPECT_FALSE(feed.watch([](const std::string&) { return true; }));
 }
 
 }  // namespace

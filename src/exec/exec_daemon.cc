@@ -3,6 +3,8 @@
 #include "exec/exec_daemon.h"
 
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #include <algorithm>
 #include <boost/asio/ip/address.hpp>
@@ -88,8 +90,9 @@ class HttpSession : public ExecDaemon::Closable, public std::enable_shared_from_
     std::string_view query = target.size() < full.size() ? full.substr(target.size() + 1) : "";
     bool keep = req.keep_alive();
     bool dashboard = target == "/dashboard" || target == "/dashboard/events";
-    if (target == "/dashboard" && !shared_->options.token.empty() && query.starts_with("token=")) {
-      return dashboardLogin(query.substr(6), keep);
+    if (target == "/dashboard" && req.method() == http::verb::get &&
+        !shared_->options.token.empty()) {
+      if (auto token = queryParameter(query, "token")) return dashboardLogin(*token, keep);
     }
     // With a token, everything but the health probes needs it (metrics included).
     if (target != "/healthz" && target != "/readyz" && !shared_->options.token.empty()) {
@@ -237,9 +240,42 @@ class HttpSession : public ExecDaemon::Closable, public std::enable_shared_from_
     }
     Response r = text(http::status::see_other, "see /dashboard\n");
     r.set(http::field::location, "/dashboard");
-    r.set(http::field::set_cookie, std::string(kDashboardCookie) + "=" + shared_->options.token +
-                                       "; Path=/dashboard; HttpOnly; SameSite=Strict");
+    // Lax, not Strict: a login link opened from another site must still carry it on the redirect.
+    r.set(http::field::set_cookie, std::string(kDashboardCookie) + "=" + dashboardCookieValue() +
+                                       "; Path=/dashboard; HttpOnly; SameSite=Lax");
     send(std::move(r), keep, "/dashboard");
+  }
+
+  // What the cookie holds: not the token (which also runs code at /v1/), but an HMAC of a fixed
+  // label under it, which only opens /dashboard.
+  std::string dashboardCookieValue() const {
+    static constexpr std::string_view kLabel = "isolane dashboard";
+    const std::string& token = shared_->options.token;
+    unsigned char mac[EVP_MAX_MD_SIZE];
+    unsigned int length = 0;
+    HMAC(EVP_sha256(), token.data(), static_cast<int>(token.size()),
+         reinterpret_cast<const unsigned char*>(kLabel.data()), kLabel.size(), mac, &length);
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string hex;
+    for (unsigned int i = 0; i < length; ++i) {
+      hex += kHex[mac[i] >> 4];
+      hex += kHex[mac[i] & 15];
+    }
+    return hex;
+  }
+
+  // The value of `name` in a query string (as it is: tokens need no percent-decoding).
+  static std::optional<std::string_view> queryParameter(std::string_view query,
+                                                        std::string_view name) {
+    while (!query.empty()) {
+      std::string_view pair = query.substr(0, query.find('&'));
+      if (pair.size() > name.size() && pair.starts_with(name) && pair[name.size()] == '=') {
+        return pair.substr(name.size() + 1);
+      }
+      if (pair.size() == query.size()) break;
+      query.remove_prefix(pair.size() + 1);
+    }
+    return std::nullopt;
   }
 
   static constexpr std::string_view kDashboardCookie = "isolane_dashboard";
@@ -254,7 +290,7 @@ class HttpSession : public ExecDaemon::Closable, public std::enable_shared_from_
         while (!pair.empty() && pair.front() == ' ') pair.remove_prefix(1);
         if (pair.starts_with(kDashboardCookie) && pair.size() > kDashboardCookie.size() &&
             pair[kDashboardCookie.size()] == '=' &&
-            tokenMatches(pair.substr(kDashboardCookie.size() + 1), shared_->options.token)) {
+            tokenMatches(pair.substr(kDashboardCookie.size() + 1), dashboardCookieValue())) {
           return true;
         }
         if (end == std::string_view::npos) break;
@@ -268,18 +304,7 @@ class HttpSession : public ExecDaemon::Closable, public std::enable_shared_from_
   // snapshot as the feed sends it. A snapshot that comes while the previous one is still being
   // written is skipped, so a page that stops reading holds one message, not a backlog.
   void watchDashboard() {
-    shared_->requests.with({"/dashboard/events", "200"}).inc();
-    // No more requests are read on this connection: it is the feed's until either side ends it.
-    stream_.expires_never();
-    auto head = std::make_shared<std::string>(
-        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\n"
-        "cache-control: no-store\r\nconnection: close\r\n\r\n");
-    feedWriting_ = true;
-    net::async_write(stream_, net::buffer(*head),
-                     [self = shared_from_this(), head](beast::error_code ec, std::size_t) {
-                       self->onFeedWritten(ec);
-                     });
-    watchForClose();
+    feedWriting_ = true;  // what the feed sends before the head is out waits for it
     std::weak_ptr<HttpSession> weak = weak_from_this();
     bool watching = shared_->dashboard && shared_->dashboard->watch([weak](const std::string& m) {
       auto self = weak.lock();
@@ -287,7 +312,25 @@ class HttpSession : public ExecDaemon::Closable, public std::enable_shared_from_
       net::post(self->executor_, [self, m] { self->writeFeed(m); });
       return true;
     });
-    if (!watching) close();
+    if (!watching) {
+      feedWriting_ = false;
+      Response r = text(http::status::service_unavailable,
+                        "too many dashboards are open; close one and retry\n");
+      r.set(http::field::retry_after, "5");
+      send(std::move(r), false, "/dashboard/events");
+      return;
+    }
+    shared_->requests.with({"/dashboard/events", "200"}).inc();
+    // No more requests are read on this connection: it is the feed's until either side ends it.
+    stream_.expires_never();
+    auto head = std::make_shared<std::string>(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\n"
+        "cache-control: no-store\r\nconnection: close\r\n\r\n");
+    net::async_write(stream_, net::buffer(*head),
+                     [self = shared_from_this(), head](beast::error_code ec, std::size_t) {
+                       self->onFeedWritten(ec);
+                     });
+    watchForClose();
   }
 
   // The page sends nothing more: a read that ends tells that it went away. It also keeps this
@@ -435,6 +478,7 @@ void ExecDaemon::Shared::track(const std::shared_ptr<Closable>& session) {
 void ExecDaemon::stop() {
   if (threads_.empty()) return;
   stopAccepting();
+  if (shared_->dashboard) shared_->dashboard->stop();  // its pages end with their connections
   std::vector<std::weak_ptr<Closable>> sessions;
   {
     std::lock_guard lock(shared_->sessionsMu);

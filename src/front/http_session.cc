@@ -157,9 +157,11 @@ void HttpSession::setClientAddress(HeaderList& headers) const {
       hasRealIp = hasRealIp || named(h, "x-real-ip");
     }
   } else {
-    // A client's own X-Forwarded-For or X-Real-IP would let it pass for any address.
+    // A client's own forwarding headers would let it pass for any address (or host, or scheme):
+    // only a trusted proxy may say what it forwarded.
     std::erase_if(headers, [&](const auto& h) {
-      return named(h, "x-forwarded-for") || named(h, "x-real-ip");
+      return named(h, "x-forwarded-for") || named(h, "x-real-ip") || named(h, "forwarded") ||
+             named(h, "x-forwarded-host") || named(h, "x-forwarded-proto");
     });
   }
   if (peerAddress_.empty()) return;

@@ -97,12 +97,15 @@ void HttpSession::startStream(AppResponse r) {
   bool headOnly = isHead_;
   auto serializer = std::make_shared<http::response_serializer<http::empty_body>>(*head);
   stream_.expires_after(context_.options.sendTimeout);
+  streamWriting_ = true;  // one write at a time: a stop's clean end waits for the head
   http::async_write_header(
       stream_, *serializer,
       [self = shared_from_this(), head, serializer, headOnly](beast::error_code ec, std::size_t) {
         self->guarded("stream head", [&] {
+          self->streamWriting_ = false;
           if (ec) return self->cutStream("client", "the head could not be written");
           if (!self->streamPipe_) return;  // cut while the head was being written
+          if (!headOnly && self->finishAfterWrite_ && self->finishEventStream()) return;
           if (headOnly) {
             // HEAD: the head of what GET gets. The app's stream is not read.
             if (self->cancelHandle_) self->context_.backend.cancel(self->cancelHandle_);

@@ -1,5 +1,7 @@
 #include "obs/dashboard_feed.h"
 
+#include <algorithm>
+
 #include "obs/events.h"
 #include "obs/log.h"
 #include "obs/metrics.h"
@@ -36,17 +38,27 @@ DashboardFeed::~DashboardFeed() {
 
 bool DashboardFeed::watch(Watcher watcher) {
   std::string latest;
+  std::uint64_t id;
   {
+    // The place is taken before the first message, so that pages arriving together cannot all
+    // pass the count.
     std::lock_guard<std::mutex> lock(mutex_);
     if (stopping_ || watchers_.size() >= kMaxWatchers) return false;
+    id = ++nextWatcher_;
+    watchers_.emplace_back(id, watcher);
     latest = latest_;
   }
   // The retry hint first (a page reconnects 2 s after losing the stream; the default is 3 s),
   // in one message with the latest snapshot.
-  if (!watcher("retry: 2000\n\n" + latest)) return true;
-  std::lock_guard<std::mutex> lock(mutex_);
-  watchers_.push_back(std::move(watcher));
+  if (!watcher("retry: 2000\n\n" + latest)) forget({id});
   return true;
+}
+
+void DashboardFeed::stop() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  stopping_ = true;
+  watchers_.clear();
+  wake_.notify_all();
 }
 
 std::string DashboardFeed::latestMessage() const {
@@ -54,48 +66,60 @@ std::string DashboardFeed::latestMessage() const {
   return latest_;
 }
 
+void DashboardFeed::forget(const std::vector<std::uint64_t>& ids) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::erase_if(watchers_, [&](const auto& w) {
+    return std::find(ids.begin(), ids.end(), w.first) != ids.end();
+  });
+}
+
 void DashboardFeed::run() {
-  MetricReading before = MetricReading::of(registry_);
-  tick(before);
+  std::optional<MetricReading> before;
   std::unique_lock<std::mutex> lock(mutex_);
   while (!stopping_) {
-    wake_.wait_for(lock, interval_);
-    if (stopping_) break;
     lock.unlock();
-    tick(before);
+    try {
+      tick(before);
+    } catch (const std::exception& e) {
+      // A bug in a snapshot (or a collector) must not end the feed, nor the process: the pages
+      // keep the last one.
+      logEvent(Level::kError, "dashboard snapshot failed", {{"error", e.what()}});
+    }
     lock.lock();
+    wake_.wait_for(lock, interval_, [this] { return stopping_; });
   }
 }
 
-void DashboardFeed::tick(MetricReading& before) {
-  std::string message;
+void DashboardFeed::tick(std::optional<MetricReading>& before) {
   MetricReading now = MetricReading::of(registry_);
-  try {
-    // Strings are replaced where they are not UTF-8 (a worker's death reason may carry anything).
-    message =
-        "event: snapshot\ndata: " +
-        snapshot_(now, before).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
-        "\n\n";
-  } catch (const std::exception& e) {
-    // A bug in a snapshot must not end the feed (nor the process): the pages keep the last one.
-    logEvent(Level::kError, "dashboard snapshot failed", {{"error", e.what()}});
-    return;
-  }
-  before = std::move(now);
-  std::vector<Watcher> watchers;
+  std::vector<std::pair<std::uint64_t, Watcher>> watchers;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    latest_ = message;
-    watchers.swap(watchers_);
+    watchers = watchers_;
   }
-  // Called without the lock: a watcher may take its connection's lock.
-  std::vector<Watcher> alive;
-  for (Watcher& w : watchers) {
-    if (w(message)) alive.push_back(std::move(w));
+  // The reading is kept for the next interval's rates; a snapshot is made only for someone (it
+  // reads the pool's state under the pool's lock) and for the first one.
+  if (!watchers.empty() || !before) {
+    // Strings are replaced where they are not UTF-8 (a worker's death reason may carry anything).
+    std::string message = "event: snapshot\ndata: " +
+                          snapshot_(now, before ? *before : now)
+                              .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                          "\n\n";
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      latest_ = message;
+    }
+    // Called without the lock: a watcher may take its connection's lock.
+    std::vector<std::uint64_t> gone;
+    for (auto& [id, w] : watchers) {
+      if (!w(message)) gone.push_back(id);
+    }
+    if (!gone.empty()) forget(gone);
+  } else {
+    std::lock_guard<std::mutex> lock(mutex_);
+    latest_.clear();  // a page that comes later must not get an old snapshot as the current one
   }
-  std::lock_guard<std::mutex> lock(mutex_);
-  for (Watcher& w : watchers_) alive.push_back(std::move(w));  // added meanwhile
-  watchers_.swap(alive);
+  before = std::move(now);
 }
 
 nlohmann::json snapshotHead(const char* kind, std::chrono::milliseconds interval,

@@ -11,9 +11,11 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -47,15 +49,19 @@ class DashboardFeed {
   DashboardFeed& operator=(const DashboardFeed&) = delete;
 
   // Adds a watcher and gives it the latest snapshot at once (on the calling thread). False when
-  // kMaxWatchers already watch.
+  // kMaxWatchers already watch, or after stop().
   bool watch(Watcher watcher);
+  // Drops every watcher and takes no new one (their transport is going away); the thread stops
+  // with the feed.
+  void stop();
   // The latest message ("" before the first snapshot).
   std::string latestMessage() const;
   std::chrono::milliseconds interval() const { return interval_; }
 
  private:
   void run();
-  void tick(MetricReading& before);
+  void tick(std::optional<MetricReading>& before);
+  void forget(const std::vector<std::uint64_t>& ids);
 
   const MetricsRegistry& registry_;
   const Snapshot snapshot_;
@@ -64,7 +70,8 @@ class DashboardFeed {
   std::condition_variable wake_;
   bool stopping_ = false;
   std::string latest_;
-  std::vector<Watcher> watchers_;
+  std::uint64_t nextWatcher_ = 0;
+  std::vector<std::pair<std::uint64_t, Watcher>> watchers_;  // by id, oldest first
   std::thread thread_;
 };
 

@@ -20,6 +20,13 @@ Ring& ring() {
 }  // namespace
 
 void recordEvent(std::string kind, int slot, std::int64_t pid, std::string detail) {
+  // A detail may carry an app's own words (a load error is its exception's message): bounded, so
+  // that the ring stays small whatever an app throws.
+  if (detail.size() > kMaxEventDetail) {
+    detail.resize(kMaxEventDetail);
+    detail += "...";
+  }
+  if (kind.size() > 64) kind.resize(64);
   PoolEvent e{std::chrono::system_clock::now(), std::move(kind), slot, pid, std::move(detail)};
   Ring& r = ring();
   std::lock_guard<std::mutex> lock(r.mutex);

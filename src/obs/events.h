@@ -20,8 +20,9 @@ struct PoolEvent {
   std::string detail;
 };
 
-// The ring keeps this many; older ones are dropped.
+// The ring keeps this many; older ones are dropped. A longer detail is cut to this many bytes.
 inline constexpr std::size_t kRecentEvents = 100;
+inline constexpr std::size_t kMaxEventDetail = 512;
 
 void recordEvent(std::string kind, int slot = -1, std::int64_t pid = 0, std::string detail = {});
 // The events kept, oldest first.

@@ -55,8 +55,10 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(const std::vector<st
   args.reserve(argv.size() + 1);
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  // Workers are node processes: no NODE_OPTIONS or other NODE_* variable reaches them.
+  // Workers are node processes: no NODE_OPTIONS or other NODE_* variable reaches them. Nor
+  // does a service manager's NOTIFY_SOCKET: only the master speaks for the service.
   std::vector<std::string> env = childEnvironment();
+  std::erase_if(env, [](const std::string& e) { return e.starts_with("NOTIFY_SOCKET="); });
   std::vector<char*> envp;
   envp.reserve(env.size() + 1);
   for (std::string& e : env) envp.push_back(e.data());

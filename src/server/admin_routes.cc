@@ -37,7 +37,7 @@ std::optional<InternalReply> AdminRoutes::operator()(std::string_view path) {
     return InternalReply{ready ? 200u : 503u, "text/plain; charset=utf-8",
                          ready ? "ready\n" : "not ready: no worker is serving yet\n"};
   }
-  if (path == "/dashboard" || path == "/dashboard/") {
+  if (path == "/dashboard") {
     return InternalReply{200, "text/html; charset=utf-8", std::string(dashboardPage())};
   }
   if (path == "/dashboard/events") return watchDashboard();

@@ -23,6 +23,8 @@ class AdminRoutes {
               std::function<bool()> draining);
 
   std::optional<InternalReply> operator()(std::string_view path);
+  // The admin listener has stopped: the feed lets go of its pages (and takes no more).
+  void stop() { feed_.stop(); }
 
  private:
   InternalReply watchDashboard();

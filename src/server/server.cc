@@ -181,6 +181,7 @@ void Server::stop() {
     http_->stop(config_.shutdownDrain, [this] { backend_->stop(); });
   }
   if (adminHttp_) adminHttp_->stop(std::chrono::milliseconds(0));
+  if (adminRoutes_) adminRoutes_->stop();
   if (backend_) backend_->stop();
 }
 

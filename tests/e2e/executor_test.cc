@@ -4,6 +4,7 @@
 // executions alone, and 100 executions with tool calls at once on one socket.
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 
 #include <boost/beast/websocket.hpp>
 #include <map>
@@ -165,6 +166,52 @@ TEST(ExecutorDaemon, ATokenIsRequiredWhenSetAndBeyondLoopback) {
   Status s = exposed.start();
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().find("requires a token"), std::string::npos) << s.error();
+}
+
+// A browser cannot send the bearer header to /dashboard (nor can EventSource): it logs in once
+// with /dashboard?token=, and gets a cookie that opens /dashboard only. The cookie is not the
+// token: it runs no code.
+TEST(ExecutorDaemon, TheDashboardLogsInWithACookieThatOpensOnlyTheDashboard) {
+  ExecDaemonOptions options;
+  options.token = "s3cret";
+  Daemon d(Daemon::options(), options);
+  EXPECT_EQ(d.get("/dashboard").result_int(), 401);
+  EXPECT_EQ(d.get("/dashboard?token=wrong").result_int(), 401);
+  test::Response login = d.get("/dashboard?x=1&token=s3cret");
+  ASSERT_EQ(login.result_int(), 303);
+  EXPECT_EQ(login[boost::beast::http::field::location], "/dashboard");
+  std::string cookie(login[boost::beast::http::field::set_cookie]);
+  EXPECT_EQ(cookie.find("s3cret"), std::string::npos) << "the cookie must not carry the token";
+  EXPECT_NE(cookie.find("HttpOnly"), std::string::npos) << cookie;
+  EXPECT_NE(cookie.find("Path=/dashboard"), std::string::npos) << cookie;
+  std::string pair = cookie.substr(0, cookie.find(';'));
+
+  test::HttpConnection page(d.daemon_.port());
+  test::Response html = page.request("GET", "/dashboard", "", "Cookie: a=b; " + pair + "\r\n");
+  EXPECT_EQ(html.result_int(), 200);
+  EXPECT_EQ(html[boost::beast::http::field::content_type], "text/html; charset=utf-8");
+  EXPECT_EQ(d.post(R"({"code": "async () => 1"})", "Cookie: " + pair + "\r\n").result_int(), 401)
+      << "the dashboard's cookie must not run code";
+
+  test::HttpConnection feed(d.daemon_.port());
+  feed.send("GET /dashboard/events HTTP/1.1\r\nHost: x\r\nCookie: " + pair + "\r\n\r\n");
+  std::string all;
+  char buffer[65536];
+  timeval tv{0, 200'000};
+  setsockopt(feed.native(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  for (auto until = std::chrono::steady_clock::now() + 5s;
+       all.find("}\n\n") == std::string::npos && std::chrono::steady_clock::now() < until;) {
+    ssize_t n = ::recv(feed.native(), buffer, sizeof buffer, 0);
+    if (n == 0) break;
+    if (n > 0) all.append(buffer, static_cast<std::size_t>(n));
+  }
+  ASSERT_NE(all.find("text/event-stream"), std::string::npos) << all;
+  std::size_t data = all.find("data: ");
+  ASSERT_NE(data, std::string::npos) << all;
+  json snapshot = json::parse(all.substr(data + 6, all.find("\n\n", data) - data - 6));
+  EXPECT_EQ(snapshot["kind"], "executor");
+  EXPECT_TRUE(snapshot["executions"].contains("total")) << snapshot.dump();
+  EXPECT_TRUE(snapshot["tool_calls"].contains("p99_s")) << snapshot.dump();
 }
 
 TEST(ExecutorDaemon, DeeplyNestedJsonIsRefusedAndTheDaemonServesOn) {
