@@ -2,10 +2,6 @@
 // exec_session.cc).
 #include "exec/exec_daemon.h"
 
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-
 #include <algorithm>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/post.hpp>
@@ -13,7 +9,9 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
+#include <boost/range/iterator_range.hpp>
 
+#include "exec/dashboard_login.h"
 #include "exec/exec_dashboard.h"
 #include "exec/exec_session.h"
 #include "obs/log.h"
@@ -28,12 +26,6 @@ using tcp = net::ip::tcp;
 
 using Request = http::request<http::string_body>;
 using Response = http::response<http::string_body>;
-
-// Compares in time that does not depend on where the strings differ.
-bool tokenMatches(std::string_view given, const std::string& token) {
-  return given.size() == token.size() &&
-         CRYPTO_memcmp(given.data(), token.data(), token.size()) == 0;
-}
 
 class HttpSession : public ExecDaemon::Closable, public std::enable_shared_from_this<HttpSession> {
  public:
@@ -102,8 +94,14 @@ class HttpSession : public ExecDaemon::Closable, public std::enable_shared_from_
                                    : std::string_view(auth->value().data(), auth->value().size());
       bool bearer =
           value.size() > 7 && beast::iequals(beast::string_view(value.data(), 7), "Bearer ");
-      bool authorized = bearer && tokenMatches(value.substr(7), shared_->options.token);
-      if (!authorized && dashboard) authorized = dashboardCookieMatches(req);
+      bool authorized = bearer && secretMatches(value.substr(7), shared_->options.token);
+      if (!authorized && dashboard) {
+        std::vector<std::string_view> cookies;
+        for (const auto& field : boost::make_iterator_range(req.equal_range(http::field::cookie))) {
+          cookies.emplace_back(field.value().data(), field.value().size());
+        }
+        authorized = cookiesOpenDashboard(cookies, shared_->options.token);
+      }
       if (!authorized) {
         Response r = error(http::status::unauthorized, ExecErrorCode::kInternal,
                            "this executor requires Authorization: Bearer <token>");
@@ -233,71 +231,15 @@ class HttpSession : public ExecDaemon::Closable, public std::enable_shared_from_
   // token is checked once and kept in a cookie that only /dashboard paths get; the redirect
   // takes it out of the address bar and the history.
   void dashboardLogin(std::string_view token, bool keep) {
-    if (!tokenMatches(token, shared_->options.token)) {
+    if (!secretMatches(token, shared_->options.token)) {
       send(error(http::status::unauthorized, ExecErrorCode::kInternal, "wrong token"), keep,
            "unauthorized");
       return;
     }
     Response r = text(http::status::see_other, "see /dashboard\n");
     r.set(http::field::location, "/dashboard");
-    // Lax, not Strict: a login link opened from another site must still carry it on the redirect.
-    r.set(http::field::set_cookie, std::string(kDashboardCookie) + "=" + dashboardCookieValue() +
-                                       "; Path=/dashboard; HttpOnly; SameSite=Lax");
+    r.set(http::field::set_cookie, dashboardSetCookie(shared_->options.token));
     send(std::move(r), keep, "/dashboard");
-  }
-
-  // What the cookie holds: not the token (which also runs code at /v1/), but an HMAC of a fixed
-  // label under it, which only opens /dashboard.
-  std::string dashboardCookieValue() const {
-    static constexpr std::string_view kLabel = "isolane dashboard";
-    const std::string& token = shared_->options.token;
-    unsigned char mac[EVP_MAX_MD_SIZE];
-    unsigned int length = 0;
-    HMAC(EVP_sha256(), token.data(), static_cast<int>(token.size()),
-         reinterpret_cast<const unsigned char*>(kLabel.data()), kLabel.size(), mac, &length);
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::string hex;
-    for (unsigned int i = 0; i < length; ++i) {
-      hex += kHex[mac[i] >> 4];
-      hex += kHex[mac[i] & 15];
-    }
-    return hex;
-  }
-
-  // The value of `name` in a query string (as it is: tokens need no percent-decoding).
-  static std::optional<std::string_view> queryParameter(std::string_view query,
-                                                        std::string_view name) {
-    while (!query.empty()) {
-      std::string_view pair = query.substr(0, query.find('&'));
-      if (pair.size() > name.size() && pair.starts_with(name) && pair[name.size()] == '=') {
-        return pair.substr(name.size() + 1);
-      }
-      if (pair.size() == query.size()) break;
-      query.remove_prefix(pair.size() + 1);
-    }
-    return std::nullopt;
-  }
-
-  static constexpr std::string_view kDashboardCookie = "isolane_dashboard";
-
-  bool dashboardCookieMatches(const Request& req) const {
-    for (auto it = req.find(http::field::cookie);
-         it != req.end() && it->name() == http::field::cookie; ++it) {
-      std::string_view cookies(it->value().data(), it->value().size());
-      while (!cookies.empty()) {
-        std::size_t end = cookies.find(';');
-        std::string_view pair = cookies.substr(0, end);
-        while (!pair.empty() && pair.front() == ' ') pair.remove_prefix(1);
-        if (pair.starts_with(kDashboardCookie) && pair.size() > kDashboardCookie.size() &&
-            pair[kDashboardCookie.size()] == '=' &&
-            tokenMatches(pair.substr(kDashboardCookie.size() + 1), dashboardCookieValue())) {
-          return true;
-        }
-        if (end == std::string_view::npos) break;
-        cookies.remove_prefix(end + 1);
-      }
-    }
-    return false;
   }
 
   // The dashboard's feed: a head with no length (the body ends with the connection), then each
