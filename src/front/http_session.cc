@@ -559,7 +559,10 @@ void HttpSession::afterWrite(bool keep) {
   answerBytes_ = 0;
   account();
   cancelHandle_ = 0;
-  if (!keep || context_.stopping) {
+  // An answer that went out saying keep-alive (the stop began while it was written) keeps its
+  // word: the client may already be sending on this connection. It is then idle, and the drain
+  // closes it after drain_idle_ms (or serves its next request with Connection: close).
+  if (!keep) {
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
     closed_ = true;
