@@ -91,34 +91,35 @@ void DashboardFeed::run() {
 }
 
 void DashboardFeed::tick(std::optional<MetricReading>& before) {
-  MetricReading now = MetricReading::of(registry_);
   std::vector<std::pair<std::uint64_t, Watcher>> watchers;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     watchers = watchers_;
+    if (watchers.empty()) {
+      // Nobody watches: no reading (it runs every collector, some under the pool's lock) and
+      // no snapshot. A page that comes later gets none that is old, and its first interval
+      // starts then.
+      latest_.clear();
+      before.reset();
+      return;
+    }
   }
-  // The reading is kept for the next interval's rates; a snapshot is made only for someone (it
-  // reads the pool's state under the pool's lock) and for the first one.
-  if (!watchers.empty() || !before) {
-    // Strings are replaced where they are not UTF-8 (a worker's death reason may carry anything).
-    std::string message = "event: snapshot\ndata: " +
-                          snapshot_(now, before ? *before : now)
-                              .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
-                          "\n\n";
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      latest_ = message;
-    }
-    // Called without the lock: a watcher may take its connection's lock.
-    std::vector<std::uint64_t> gone;
-    for (auto& [id, w] : watchers) {
-      if (!w(message)) gone.push_back(id);
-    }
-    if (!gone.empty()) forget(gone);
-  } else {
+  MetricReading now = MetricReading::of(registry_);
+  // Strings are replaced where they are not UTF-8 (a worker's death reason may carry anything).
+  std::string message = "event: snapshot\ndata: " +
+                        snapshot_(now, before ? *before : now)
+                            .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                        "\n\n";
+  {
     std::lock_guard<std::mutex> lock(mutex_);
-    latest_.clear();  // a page that comes later must not get an old snapshot as the current one
+    latest_ = message;
   }
+  // Called without the lock: a watcher may take its connection's lock.
+  std::vector<std::uint64_t> gone;
+  for (auto& [id, w] : watchers) {
+    if (!w(message)) gone.push_back(id);
+  }
+  if (!gone.empty()) forget(gone);
   before = std::move(now);
 }
 

@@ -1,9 +1,9 @@
 #pragma once
-// DashboardFeed: what /dashboard shows, live. Once per interval a thread of its own reads the
-// metrics registry (the figures /metrics renders at that moment), has the owner turn that
-// reading and the previous one into a JSON snapshot (rates and percentiles over the interval),
-// and hands it, as one server-sent event, to every page watching. The transport is the
-// owner's: a watcher is a function that queues the message for its connection.
+// DashboardFeed: what /dashboard shows, live. While a page watches, once per interval a thread
+// of its own reads the metrics registry (the figures /metrics renders at that moment), has the
+// owner turn that reading and the previous one into a JSON snapshot (rates and percentiles over
+// the interval), and hands it, as one server-sent event, to every page watching. The transport
+// is the owner's: a watcher is a function that queues the message for its connection.
 //
 // Thread rule: watch(), latestMessage() and the destructor are safe from any thread; the
 // snapshot function and the watchers run on the feed's thread (a watcher only queues or posts).

@@ -4,7 +4,6 @@
 // executions alone, and 100 executions with tool calls at once on one socket.
 
 #include <gtest/gtest.h>
-#include <sys/socket.h>
 
 #include <boost/beast/websocket.hpp>
 #include <map>
@@ -196,15 +195,7 @@ TEST(ExecutorDaemon, TheDashboardLogsInWithACookieThatOpensOnlyTheDashboard) {
   test::HttpConnection feed(d.daemon_.port());
   feed.send("GET /dashboard/events HTTP/1.1\r\nHost: x\r\nCookie: " + pair + "\r\n\r\n");
   std::string all;
-  char buffer[65536];
-  timeval tv{0, 200'000};
-  setsockopt(feed.native(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  for (auto until = std::chrono::steady_clock::now() + 5s;
-       all.find("}\n\n") == std::string::npos && std::chrono::steady_clock::now() < until;) {
-    ssize_t n = ::recv(feed.native(), buffer, sizeof buffer, 0);
-    if (n == 0) break;
-    if (n > 0) all.append(buffer, static_cast<std::size_t>(n));
-  }
+  feed.readRaw(&all, 5s, "}\n\n");
   ASSERT_NE(all.find("text/event-stream"), std::string::npos) << all;
   std::size_t data = all.find("data: ");
   ASSERT_NE(data, std::string::npos) << all;

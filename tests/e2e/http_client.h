@@ -42,7 +42,8 @@ class HttpConnection {
   // True when the server closed the connection (reads EOF) within `limit`.
   bool closedWithin(std::chrono::milliseconds limit) {
     socket_.non_blocking(false);
-    timeval tv{static_cast<long>(limit.count() / 1000), static_cast<long>(limit.count() % 1000) * 1000};
+    timeval tv{static_cast<long>(limit.count() / 1000),
+               static_cast<long>(limit.count() % 1000) * 1000};
     setsockopt(socket_.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     char c;
     ssize_t n = ::recv(socket_.native_handle(), &c, 1, 0);
@@ -50,6 +51,23 @@ class HttpConnection {
   }
 
   int native() { return socket_.native_handle(); }
+
+  // Appends what arrives to *into, unparsed, until *into holds `marker` (empty: never), the peer
+  // closes the connection, or `limit` passes.
+  void readRaw(std::string* into, std::chrono::milliseconds limit, const std::string& marker = "") {
+    into->append(static_cast<const char*>(buffer_.data().data()), buffer_.size());
+    buffer_.clear();
+    timeval tv{0, 100'000};
+    setsockopt(socket_.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char chunk[65536];
+    auto until = std::chrono::steady_clock::now() + limit;
+    while ((marker.empty() || into->find(marker) == std::string::npos) &&
+           std::chrono::steady_clock::now() < until) {
+      ssize_t n = ::recv(socket_.native_handle(), chunk, sizeof chunk, 0);
+      if (n == 0) return;
+      if (n > 0) into->append(chunk, static_cast<std::size_t>(n));
+    }
+  }
 
   // Reads whatever arrives until the connection closes (or 2 s of silence); returns the count.
   std::size_t drain() {

@@ -39,36 +39,6 @@ double sample(const std::string& page, const std::string& series) {
   return std::stod(page.substr(at + series.size() + 1));
 }
 
-// Everything a socket receives until its peer closes it (or `limit` passes).
-std::string readUntilClosed(int fd, std::chrono::milliseconds limit) {
-  timeval tv{0, 100'000};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  std::string all;
-  char buffer[4096];
-  auto until = Clock::now() + limit;
-  while (Clock::now() < until) {
-    ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
-    if (n == 0) break;
-    if (n > 0) all.append(buffer, static_cast<std::size_t>(n));
-  }
-  return all;
-}
-
-// Reads what arrives on `fd` until `marker` has been seen (or `limit` passes).
-std::string readUntil(int fd, const std::string& marker, std::chrono::milliseconds limit,
-                      std::string* all) {
-  timeval tv{0, 100'000};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  char buffer[65536];
-  auto until = Clock::now() + limit;
-  while (all->find(marker) == std::string::npos && Clock::now() < until) {
-    ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
-    if (n == 0) break;
-    if (n > 0) all->append(buffer, static_cast<std::size_t>(n));
-  }
-  return *all;
-}
-
 class OperationsTest : public ::testing::Test {
  protected:
   void start(ServerConfig config) {
@@ -163,10 +133,10 @@ TEST_F(OperationsTest, AnEventStreamGetsACleanEndWhenTheDrainEnds) {
   HttpConnection client(port_);
   client.send("GET /sse?n=100000&ms=50 HTTP/1.1\r\nHost: x\r\n\r\n");
   std::string all;
-  readUntil(client.native(), "data: 2", 5000ms, &all);
+  client.readRaw(&all, 5000ms, "data: 2");
   ASSERT_NE(all.find("text/event-stream"), std::string::npos) << all;
   stopInBackground();
-  all += readUntilClosed(client.native(), 5000ms);
+  client.readRaw(&all, 5000ms);  // until the server closes it
   EXPECT_TRUE(all.ends_with("\r\n0\r\n\r\n"))
       << "no last chunk: the stream was cut\n"
       << all.substr(all.size() > 200 ? all.size() - 200 : 0);
@@ -234,7 +204,7 @@ TEST_F(OperationsTest, TheDashboardFeedShowsThePoolAsMetricsDo) {
   nlohmann::json snapshot;
   auto until = Clock::now() + 5s;
   while (Clock::now() < until) {
-    readUntil(feed.native(), "}\n\n", 3000ms, &all);
+    feed.readRaw(&all, 3000ms, "}\n\n");
     std::size_t data = all.find("data: ");
     std::size_t end = all.find("\n\n", data);
     if (data == std::string::npos || end == std::string::npos) continue;
