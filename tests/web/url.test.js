@@ -362,6 +362,50 @@ test('URLSearchParams iteration survives rewritten builtins', () => {
   assert.deepEqual(seen, ['a=1', 'b=2', 'a', 'b', '1', '2', 'a:1', 'b:2']);
 });
 
+test('URLSearchParams delete and set on a quarter million pairs', () => {
+  // One pass each (whatwg-url spliced each removed entry out: n squared).
+  const n = 250000;
+  const parts = new Array(n);
+  for (let i = 0; i < n; i++) parts[i] = i % 2 === 0 ? 'a=1' : 'b=2';
+  const query = parts.join('&');
+  const p = new URLSearchParams(query);
+  p.delete('a');
+  assert.equal(p.size, n / 2);
+  assert.equal(p.has('a'), false);
+  p.set('b', 'x');
+  assert.equal(p.size, 1);
+  assert.equal(p.toString(), 'b=x');
+  const q = new URLSearchParams(query);
+  q.set('a', 'first');
+  assert.equal(q.size, n / 2 + 1);
+  assert.deepEqual([...q.keys()].slice(0, 3), ['a', 'b', 'b']);
+  assert.equal(q.get('a'), 'first');
+  q.delete('b', '2');
+  assert.deepEqual([...q], [['a', 'first']]);
+});
+
+test('URLSearchParams delete and set keep order and update the URL', () => {
+  const u = new URL('https://a.example/?a=1&b=2&a=3&c=4&a=5');
+  const p = u.searchParams;
+  p.set('a', 'x');
+  assert.deepEqual([...p], [['a', 'x'], ['b', '2'], ['c', '4']]);
+  assert.equal(u.search, '?a=x&b=2&c=4');
+  p.set('d', 'new');
+  assert.equal(u.search, '?a=x&b=2&c=4&d=new');
+  p.append('b', '9');
+  p.delete('b', '2');
+  assert.equal(u.search, '?a=x&c=4&d=new&b=9');
+  p.delete('b', 'absent');
+  p.delete('absent');
+  assert.equal(u.search, '?a=x&c=4&d=new&b=9');
+  p.delete('a');
+  p.delete('c');
+  p.delete('d');
+  p.delete('b');
+  assert.equal(p.size, 0);
+  assert.equal(u.href, 'https://a.example/');
+});
+
 test('special characters in form encoding', () => {
   const p = new URLSearchParams();
   p.append('q', "a&b=c+d/e?f~*'()!");

@@ -4,6 +4,7 @@ import './encoding.js'; // whatwg-url does `new TextEncoder()` when it loads
 import { URL, URLSearchParams, parseURL, serializeURL } from 'whatwg-url';
 // The same module instances whatwg-url's index uses (one copy of each file in the bundle).
 import URLSearchParamsInterface from 'whatwg-url/lib/URLSearchParams.js';
+import URLSearchParamsImpl from 'whatwg-url/lib/URLSearchParams-impl.js';
 import webidlUtils from 'whatwg-url/lib/utils.js';
 import { registerInspector, shownAs } from './inspect.js';
 import { defineGlobal, setName } from './util.js';
@@ -129,6 +130,46 @@ ReflectDefineProperty(URLSearchParams.prototype, SymbolIterator, {
 ReflectDefineProperty(ParamsIteratorPrototype, 'next', {
   value: iteratorMethods.next, writable: true, enumerable: true, configurable: true,
 });
+
+// delete() and set(), in place of the implementation's: it removed each matching entry with its
+// own splice, which moves every entry after it (deleting 20,000 of 40,000 entries took half a
+// second, and 125,000 of 250,000 the whole CPU budget). These keep the entries that stay in one
+// pass, in the same list (an iterator holds it), then run the library's update steps (the URL's
+// query) as before.
+const implMethods = {
+  delete(name, value) {
+    const list = this._list;
+    let kept = 0;
+    for (let i = 0; i < list.length; i++) {
+      const pair = list[i];
+      if (pair[0] !== name || (value !== undefined && pair[1] !== value)) list[kept++] = pair;
+    }
+    list.length = kept;
+    this._updateSteps();
+  },
+  set(name, value) {
+    const list = this._list;
+    let found = false;
+    let kept = 0;
+    for (let i = 0; i < list.length; i++) {
+      const pair = list[i];
+      if (pair[0] === name) {
+        if (found) continue;
+        found = true;
+        pair[1] = value;
+      }
+      list[kept++] = pair;
+    }
+    list.length = kept;
+    if (!found) ArrayPrototypePush(list, [name, value]);
+    this._updateSteps();
+  },
+};
+for (const name of ['delete', 'set']) {
+  ReflectDefineProperty(URLSearchParamsImpl.implementation.prototype, name, {
+    value: implMethods[name], writable: true, enumerable: false, configurable: true,
+  });
+}
 
 // Most URLs a server sees are already in the form the URL parser would serialize them to:
 // http(s), lowercase ASCII host (not IDNA "xn--", not a number the IPv4 parser would rewrite, or a
