@@ -413,6 +413,69 @@ test('special characters in form encoding', () => {
   assert.equal(new URLSearchParams(p.toString()).get('q'), "a&b=c+d/e?f~*'()!");
 });
 
+test('URLSearchParams parses strings as the URL Standard says', () => {
+  const entries = (s) => [...new URLSearchParams(s)];
+  assert.deepEqual(entries('?a=1'), [['a', '1']], 'one leading ? is dropped');
+  assert.deepEqual(entries('??a=1'), [['?a', '1']]);
+  assert.deepEqual(entries('&&a=1&&b==2=&=c&d&'), [['a', '1'], ['b', '=2='], ['', 'c'], ['d', '']]);
+  assert.deepEqual(entries('a+b=c+%2B+d'), [['a b', 'c + d']]);
+  assert.deepEqual(entries('a=%&b=%4&c=%zz&e=%%41&f=%41%'), [['a', '%'], ['b', '%4'], ['c', '%zz'], ['e', '%A'], ['f', 'A%']]);
+  // Characters are UTF-8 encoded, then the escapes decoded among their bytes.
+  assert.deepEqual(entries('é=%C3%A9+é&%F0%9F%98%80=😀'), [['é', 'é é'], ['😀', '😀']]);
+  assert.deepEqual(entries('a%C3=%A9b&%C3é=%ZZé'), [['a\ufffd', '\ufffdb'], ['\ufffdé', '%ZZé']]);
+  assert.deepEqual(entries('%EF%BB%BF=\ufeff'), [['\ufeff', '\ufeff']]);
+  assert.deepEqual(entries('\ud800=\udc00x&y=\ud83d\ude00'), [['\ufffd', '\ufffdx'], ['y', '\ud83d\ude00']]);
+  // The same parser for a URL's query, as it is set.
+  const u = new URL('https://a.example/?a=%C3%A9+b&c');
+  assert.deepEqual([...u.searchParams], [['a', 'é b'], ['c', '']]);
+  u.search = 'x=%41&y=é';
+  assert.deepEqual([...u.searchParams], [['x', 'A'], ['y', 'é']]);
+  u.href = 'https://a.example/?z=+';
+  assert.deepEqual([...u.searchParams], [['z', ' ']]);
+});
+
+test('URLSearchParams serializes as the URL Standard says', () => {
+  // Every ASCII character: alphanumerics and *-._ as they are, space as +, the rest %XX.
+  let all = '';
+  let expected = '';
+  for (let c = 0; c < 128; c++) {
+    const ch = String.fromCharCode(c);
+    all += ch;
+    if (/[A-Za-z0-9*\-._]/.test(ch)) expected += ch;
+    else if (c === 32) expected += '+';
+    else expected += `%${c.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  const p = new URLSearchParams();
+  p.append(all, all);
+  assert.equal(p.toString(), `${expected}=${expected}`);
+  assert.deepEqual([...new URLSearchParams(p.toString())], [[all, all]]);
+  // UTF-8 bytes of 2, 3 and 4 bytes; lone surrogates as U+FFFD.
+  const q = new URLSearchParams([['\u0080\u07ff\u0800\uffff', '\ud83d\ude00\ud800x\udc00']]);
+  assert.equal(q.toString(), '%C2%80%DF%BF%E0%A0%80%EF%BF%BF=%F0%9F%98%80%EF%BF%BDx%EF%BF%BD');
+  assert.equal(new URLSearchParams([['', ''], ['a', ''], ['', 'b']]).toString(), '=&a=&=b');
+  assert.equal(new URLSearchParams().toString(), '');
+  // The same serializer for a URL's query and for a body.
+  const u = new URL('https://a.example/');
+  u.searchParams.append('k', 'a b&é');
+  assert.equal(u.search, '?k=a+b%26%C3%A9');
+});
+
+test('URLSearchParams of a megabyte parse and serialize', async () => {
+  const { n, query } = quarterMillionPairs();
+  const p = new URLSearchParams(query);
+  assert.equal(p.toString(), query);
+  assert.equal(await new Response(p).text(), query);
+  const escaped = new Array(n / 2);
+  for (let i = 0; i < n / 2; i++) escaped[i] = i % 2 === 0 ? 'é+=%C3%A9' : 'k%20=%41+b';
+  const q = new URLSearchParams(escaped.join('&'));
+  assert.equal(q.size, n / 2);
+  assert.equal(q.getAll('é ').length, n / 4);
+  assert.equal(q.getAll('k ')[n / 4 - 1], 'A b');
+  const serialized = q.toString();
+  assert.equal(serialized.length, (n / 4) * ('%C3%A9+=%C3%A9'.length + 'k+=A+b'.length) + n / 2 - 1);
+  assert.equal(serialized.slice(0, 21), '%C3%A9+=%C3%A9&k+=A+b');
+});
+
 test('lone surrogates become replacement characters', () => {
   assert.equal(new URL('https://a.example/\ud800').pathname, '/%EF%BF%BD');
   assert.equal(new URLSearchParams({ a: '\udc00' }).toString(), 'a=%EF%BF%BD');
