@@ -180,6 +180,14 @@ for (const name of ['delete', 'set']) {
 whatwgUrlencoded.parseUrlencodedString = parseUrlencodedString;
 whatwgUrlencoded.serializeUrlencoded = serializeUrlencoded;
 
+// A URLSearchParams's body (Fetch's "extract a body"): its list, serialized. Null when `value` is
+// not a URLSearchParams (a brand check: an object that only inherits the prototype is not one).
+// Not `value.toString()`, which an app may have replaced.
+export function searchParamsBody(value) {
+  const impl = paramsImpl(value);
+  return impl === null ? null : serializeUrlencoded(impl._list);
+}
+
 // Most URLs a server sees are already in the form the URL parser would serialize them to:
 // http(s), lowercase ASCII host (not IDNA "xn--", not a number the IPv4 parser would rewrite, or a
 // canonical dotted quad), no userinfo, a non-default port without leading zeros, a path and query
