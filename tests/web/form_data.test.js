@@ -149,6 +149,100 @@ test('urlencoded bodies parse as URLSearchParams do', async () => {
   assert.equal((await fromParams.formData()).get('k'), 'v w');
 });
 
+const urlencodedForm = (body) =>
+  new Response(body, { headers: { 'content-type': 'application/x-www-form-urlencoded' } }).formData();
+
+test('urlencoded bodies follow the URL Standard parser', async () => {
+  const entries = async (body) => [...await urlencodedForm(body)];
+  // Split on '&' (empty pieces skipped), name and value at the first '='.
+  assert.deepEqual(await entries('&&a=1&&b==2=&=c&d&'), [['a', '1'], ['b', '=2='], ['', 'c'], ['d', '']]);
+  assert.deepEqual(await entries(''), []);
+  // A leading '?' is part of the first name (only URLSearchParams's constructor strips one).
+  assert.deepEqual(await entries('?a=1'), [['?a', '1']]);
+  // '+' is a space before percent-decoding, so an escaped '+' stays a '+'.
+  assert.deepEqual(await entries('a+b=c+%2B+d'), [['a b', 'c + d']]);
+  // A '%' not followed by two hex digits stays as it is.
+  assert.deepEqual(await entries('a=%&b=%4&c=%zz&d=%4g&e=%%41&f=%41%'), [['a', '%'], ['b', '%4'], ['c', '%zz'], ['d', '%4g'], ['e', '%A'], ['f', 'A%']]);
+  assert.deepEqual(await entries('%61%62=%63%2a%2A'), [['ab', 'c**']]);
+  // Bytes: UTF-8 decoded, escaped or raw, name and value each on its own; invalid sequences
+  // become U+FFFD; a BOM stays.
+  assert.deepEqual(await entries('%C3%A9=%e2%82%AC&%F0%9F%98%80'), [['é', '€'], ['😀', '']]);
+  assert.deepEqual(await entries('a%C3=%A9b&%FF=%C3'), [['a\ufffd', '\ufffdb'], ['\ufffd', '\ufffd']]);
+  assert.deepEqual(await entries('%EF%BB%BFa=1'), [['\ufeffa', '1']]);
+  assert.deepEqual(await entries('%ED%A0%80=x'), [['\ufffd\ufffd\ufffd', 'x']], 'an escaped surrogate is invalid UTF-8');
+  const raw = (...parts) => {
+    const bytes = [];
+    for (const part of parts) {
+      if (typeof part === 'number') bytes.push(part);
+      else for (const b of enc(part)) bytes.push(b);
+    }
+    return new Uint8Array(bytes);
+  };
+  assert.deepEqual(await entries(raw('k=', 0xc3, 0xa9, '&', 0xef, 0xbb, 0xbf, 'b=', 0xff)), [['k', 'é'], ['\ufeffb', '\ufffd']]);
+  assert.deepEqual(await entries(raw('k=%C3', 0xa9, '&x=', 0xc3, '%A9')), [['k', 'é'], ['x', 'é']], 'escaped and raw bytes decode together');
+  assert.deepEqual(await entries(raw('k', 0xc3, '=', 0xa9)), [['k\ufffd', '\ufffd']]);
+});
+
+test('formData parses a 1 MB urlencoded body', async () => {
+  // 250,000 pairs in one scan (the URLSearchParams route it took before cost n squared).
+  const n = 250000;
+  const parts = new Array(n);
+  for (let i = 0; i < n; i++) parts[i] = 'a=1';
+  parts[0] = 'first=x';
+  parts[n - 1] = 'last=y+z';
+  const body = parts.join('&');
+  assert.equal(body.length, 1000008);
+  const form = await urlencodedForm(body);
+  assert.equal(form.getAll('a').length, n - 2);
+  assert.equal(form.get('last'), 'y z');
+  let count = 0;
+  let first = null;
+  let last = null;
+  for (const entry of form) {
+    if (count === 0) first = entry;
+    last = entry;
+    count++;
+  }
+  assert.equal(count, n);
+  assert.deepEqual(first, ['first', 'x']);
+  assert.deepEqual(last, ['last', 'y z']);
+});
+
+test('formData parses 1 MB of escaped urlencoded pairs', async () => {
+  // Every name and value needs percent-decoding, half of them UTF-8 decoding too.
+  const n = 125000;
+  const parts = new Array(n);
+  for (let i = 0; i < n; i++) parts[i] = i % 2 === 0 ? 'k%20=%C3%A9' : 'k%20=%41+b';
+  const form = await urlencodedForm(parts.join('&'));
+  const values = form.getAll('k ');
+  assert.equal(values.length, n);
+  assert.equal(values[0], 'é');
+  assert.equal(values[1], 'A b');
+  assert.equal(values[n - 1], 'A b');
+  assert.equal(values[n - 2], 'é');
+});
+
+test('formData parses a 1 MB multipart body of tiny parts', async () => {
+  const n = 20000;
+  const parts = new Array(n);
+  for (let i = 0; i < n; i++) parts[i] = `--b\r\nContent-Disposition: form-data; name="p"\r\n\r\n${i}\r\n`;
+  parts[n - 1] = '--b\r\nContent-Disposition: form-data; name="f"; filename="last.txt"\r\n\r\nend\r\n';
+  const body = `${parts.join('')}--b--\r\n`;
+  assert(body.length > 1000000, `${body.length}`);
+  const form = await new Response(body, { headers: { 'content-type': 'multipart/form-data; boundary=b' } }).formData();
+  const values = form.getAll('p');
+  assert.equal(values.length, n - 1);
+  assert.equal(values[0], '0');
+  assert.equal(values[n - 2], `${n - 2}`);
+  assert.equal(form.get('f').name, 'last.txt');
+  assert.equal(await form.get('f').text(), 'end');
+  // One part whose value is most of a megabyte, among near-misses of the delimiter.
+  const big = 'y\r\n--c\r\n-'.repeat(100000);
+  const one = `--b\r\nContent-Disposition: form-data; name="big"\r\n\r\n${big}\r\n--b--\r\n`;
+  const bigForm = await new Response(one, { headers: { 'content-type': 'multipart/form-data; boundary=b' } }).formData();
+  assert.equal(bigForm.get('big'), big);
+});
+
 test('malformed form bodies are TypeErrors', async () => {
   const multipart = (body, type = 'multipart/form-data; boundary=b') =>
     new Response(body, { headers: { 'content-type': type } }).formData();
@@ -177,20 +271,34 @@ test('formData reads a streamed body', async () => {
 });
 
 test('an app that rewrites prototypes still gets its form parsed', async () => {
-  const saved = { push: Array.prototype.push, indexOf: String.prototype.indexOf, slice: String.prototype.slice };
+  const saved = {
+    push: Array.prototype.push, indexOf: String.prototype.indexOf, slice: String.prototype.slice,
+    iterator: Array.prototype[Symbol.iterator], from: Array.from, charCodeAt: String.prototype.charCodeAt,
+  };
+  let form = null;
+  let urlencoded = null;
   try {
     Array.prototype.push = () => { throw new Error('hijacked push'); };
+    Array.prototype[Symbol.iterator] = function () { throw new Error('hijacked iterator'); };
+    Array.from = () => { throw new Error('hijacked from'); };
     String.prototype.indexOf = () => -1;
     String.prototype.slice = () => 'hijacked';
+    String.prototype.charCodeAt = () => 0;
     const body = '--b\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--b--';
-    const form = await new Response(body, { headers: { 'content-type': 'multipart/form-data; boundary=b' } }).formData();
-    Array.prototype.push = saved.push;
-    assert.equal(form.get('a'), '1');
+    form = await new Response(body, { headers: { 'content-type': 'multipart/form-data; boundary=b' } }).formData();
+    urlencoded = await new Response('x=1+2&y=%C3%A9&z', {
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    }).formData();
   } finally {
     Array.prototype.push = saved.push;
+    Array.prototype[Symbol.iterator] = saved.iterator;
+    Array.from = saved.from;
     String.prototype.indexOf = saved.indexOf;
     String.prototype.slice = saved.slice;
+    String.prototype.charCodeAt = saved.charCodeAt;
   }
+  assert.equal(form.get('a'), '1');
+  assert.deepEqual([...urlencoded], [['x', '1 2'], ['y', 'é'], ['z', '']]);
 });
 
 test('parameters without a value are skipped and the rest still parse', async () => {

@@ -100,6 +100,27 @@ test('URLSearchParams body sets form content type', async () => {
   assert.equal(await r.text(), 'a=1+2&b=%C3%A9');
 });
 
+test('a URLSearchParams body is its list serialized whatever its toString says', async () => {
+  const saved = URLSearchParams.prototype.toString;
+  let body;
+  let sub;
+  try {
+    URLSearchParams.prototype.toString = () => 'hijacked';
+    body = new Request('https://example.com/', { method: 'POST', body: new URLSearchParams('a=1&b=x y') });
+    class Params extends URLSearchParams {
+      toString() { return 'own'; }
+    }
+    sub = new Response(new Params([['k', 'é']]));
+  } finally {
+    URLSearchParams.prototype.toString = saved;
+  }
+  assert.equal(await body.text(), 'a=1&b=x+y');
+  assert.equal(sub.headers.get('content-type'), 'application/x-www-form-urlencoded;charset=UTF-8');
+  assert.equal(await sub.text(), 'k=%C3%A9');
+  // An object that only inherits the prototype is not a URLSearchParams: its toString throws.
+  assert.throws(() => new Response(Object.create(URLSearchParams.prototype)), TypeError);
+});
+
 test('headers from init', () => {
   const r = new Request('https://example.com/', { headers: [['X-A', '1'], ['x-a', '2']] });
   assert.equal(r.headers.get('x-a'), '1, 2');

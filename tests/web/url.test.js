@@ -175,11 +175,305 @@ test('URLSearchParams iteration', () => {
   assert.deepEqual(seen, ['a1', 'b2']);
 });
 
+// 1 MB of query: 250,000 pairs, the first and last told apart from the rest.
+function quarterMillionPairs() {
+  const n = 250000;
+  const parts = new Array(n);
+  for (let i = 0; i < n; i++) parts[i] = 'a=1';
+  parts[0] = 'x=first';
+  parts[n - 1] = 'y=last';
+  return { n, query: parts.join('&') };
+}
+
+test('URLSearchParams iterates a quarter million pairs', () => {
+  // Each way of iterating walks the list once (whatwg-url's copied it at every step: n squared).
+  const { n, query } = quarterMillionPairs();
+  const p = new URLSearchParams(query);
+  assert.equal(p.size, n);
+  let count = 0;
+  let first = null;
+  let last = null;
+  for (const pair of p) {
+    if (count === 0) first = pair;
+    last = pair;
+    count++;
+  }
+  assert.equal(count, n);
+  assert.deepEqual(first, ['x', 'first']);
+  assert.deepEqual(last, ['y', 'last']);
+  count = 0;
+  for (const pair of p.entries()) {
+    if (count === 1) assert.deepEqual(pair, ['a', '1']);
+    count++;
+  }
+  assert.equal(count, n);
+  const keys = [];
+  for (const key of p.keys()) keys.push(key);
+  assert.equal(keys.length, n);
+  assert.equal(keys[0], 'x');
+  assert.equal(keys[n - 1], 'y');
+  const values = [];
+  for (const value of p.values()) values.push(value);
+  assert.equal(values.length, n);
+  assert.equal(values[0], 'first');
+  assert.equal(values[n - 1], 'last');
+  count = 0;
+  let lastSeen = null;
+  p.forEach((value, key, self) => {
+    count++;
+    lastSeen = `${key}=${value}`;
+    if (count === 1) assert.equal(self, p);
+  });
+  assert.equal(count, n);
+  assert.equal(lastSeen, 'y=last');
+});
+
+test('URLSearchParams iteration sees the list as it changes', () => {
+  // forEach walks the live list by index: an entry appended by the callback is visited, and
+  // deleting the current entry shifts the next one into its index, so that one is not visited.
+  const p = new URLSearchParams('a=1&b=2&c=3');
+  const seen = [];
+  p.forEach((value, key) => {
+    seen.push(`${key}=${value}`);
+    if (key === 'a') {
+      p.append('d', '4');
+      p.delete('a');
+    }
+  });
+  assert.deepEqual(seen, ['a=1', 'c=3', 'd=4']);
+  // An iterator likewise reads the list at every next().
+  const q = new URLSearchParams('a=1&b=2');
+  const it = q.entries();
+  assert.deepEqual(it.next(), { value: ['a', '1'], done: false });
+  q.append('c', '3');
+  q.delete('a');
+  assert.deepEqual(it.next(), { value: ['c', '3'], done: false });
+  assert.deepEqual(it.next(), { value: undefined, done: true });
+  q.append('d', '4');
+  assert.deepEqual(it.next(), { value: ['d', '4'], done: false }, 'a default iterator has no finished state');
+  q.set('c', 'x');
+  q.sort();
+  assert.deepEqual([...q], [['b', '2'], ['c', 'x'], ['d', '4']]);
+  // Setting the URL's query replaces the list an iterator of its searchParams reads.
+  const u = new URL('https://a.example/?a=1&b=2');
+  const keys = u.searchParams.keys();
+  assert.equal(keys.next().value, 'a');
+  u.search = '?x=1&y=2&z=3';
+  assert.equal(keys.next().value, 'y');
+  u.href = 'https://a.example/?only=1';
+  assert.equal(keys.next().done, true);
+  // forEach's thisArg, and pairs handed out as new arrays each time.
+  const self = {};
+  let thisSeen = null;
+  new URLSearchParams('k=v').forEach(function () { thisSeen = this; }, self);
+  assert.equal(thisSeen, self);
+  const pairs = new URLSearchParams('k=v');
+  const one = pairs.entries().next().value;
+  one[1] = 'changed';
+  assert.equal(pairs.get('k'), 'v');
+});
+
+test('URLSearchParams iteration brand checks and shapes', () => {
+  const p = new URLSearchParams('a=1');
+  const proto = URLSearchParams.prototype;
+  for (const name of ['entries', 'keys', 'values', 'forEach']) {
+    assert.throws(() => proto[name].call({}, () => {}), TypeError);
+    assert.throws(() => proto[name].call(Object.create(proto), () => {}), TypeError);
+    assert.throws(() => proto[name].call(new URL('https://a.example/?a=1'), () => {}), TypeError);
+    assert.throws(() => proto[name].call(undefined, () => {}), TypeError);
+    const desc = Object.getOwnPropertyDescriptor(proto, name);
+    assert(desc.enumerable && desc.writable && desc.configurable, name);
+    assert.equal(desc.value.name, name);
+    assert.equal(desc.value.length, name === 'forEach' ? 1 : 0);
+    assert.throws(() => new desc.value(), TypeError); // an operation is not a constructor
+  }
+  assert.equal(proto[Symbol.iterator], proto.entries);
+  assert.equal(Object.getOwnPropertyDescriptor(proto, Symbol.iterator).enumerable, false);
+  assert.throws(() => p.forEach(), TypeError);
+  assert.throws(() => p.forEach(5), TypeError);
+  assert.throws(() => p.forEach({}), TypeError);
+  // The iterator: its own prototype, inheriting %IteratorPrototype%, with its toStringTag.
+  const it = p.keys();
+  const itProto = Object.getPrototypeOf(it);
+  assert.equal(itProto, Object.getPrototypeOf(p.entries()));
+  assert.equal(itProto, Object.getPrototypeOf(new URLSearchParams().values()));
+  assert.equal(Object.getPrototypeOf(itProto), Object.getPrototypeOf(Object.getPrototypeOf([][Symbol.iterator]())));
+  assert.equal(Object.prototype.toString.call(it), '[object URLSearchParams Iterator]');
+  assert.deepEqual(Object.keys(itProto), ['next']);
+  assert.deepEqual(Object.getOwnPropertyNames(it), []);
+  assert.equal(it[Symbol.iterator](), it);
+  const next = itProto.next;
+  assert.equal(next.name, 'next');
+  for (const other of [{}, Object.create(it), Object.create(itProto), new FormData().keys(), new Headers().keys(), undefined, null, 1]) {
+    assert.throws(() => next.call(other), TypeError);
+  }
+  assert.equal(it.next().value, 'a');
+  // A subclass's instances iterate as URLSearchParams do.
+  class Params extends URLSearchParams {}
+  const sub = new Params('s=1&t=2');
+  assert.deepEqual([...sub], [['s', '1'], ['t', '2']]);
+  const seen = [];
+  sub.forEach((value, key, self) => seen.push(self === sub && key + value));
+  assert.deepEqual(seen, ['s1', 't2']);
+});
+
+test('URLSearchParams iteration survives rewritten builtins', () => {
+  const p = new URLSearchParams('a=1&b=2');
+  const saved = {
+    push: Array.prototype.push, iterator: Array.prototype[Symbol.iterator], from: Array.from,
+    map: Array.prototype.map, create: Object.create, defineProperty: Object.defineProperty,
+    defineProperties: Object.defineProperties, descriptors: Object.getOwnPropertyDescriptors,
+    call: Function.prototype.call,
+  };
+  const seen = [];
+  const add = (s) => { seen[seen.length] = s; };
+  try {
+    Array.prototype.push = () => { throw new Error('hijacked push'); };
+    Array.prototype[Symbol.iterator] = function () { throw new Error('hijacked iterator'); };
+    Array.prototype.map = () => { throw new Error('hijacked map'); };
+    Array.from = () => { throw new Error('hijacked from'); };
+    Object.create = () => { throw new Error('hijacked create'); };
+    Object.defineProperty = () => { throw new Error('hijacked defineProperty'); };
+    Object.defineProperties = () => { throw new Error('hijacked defineProperties'); };
+    Object.getOwnPropertyDescriptors = () => { throw new Error('hijacked descriptors'); };
+    Function.prototype.call = () => { throw new Error('hijacked call'); };
+    // Getters and setters that property descriptors and assignments to missing properties meet.
+    Reflect.defineProperty(Object.prototype, 'get', { __proto__: null, get() { throw new Error('hijacked get'); }, configurable: true });
+    Reflect.defineProperty(Object.prototype, 'value', { __proto__: null, set() { throw new Error('hijacked value'); }, configurable: true });
+    for (const pair of p) add(`${pair[0]}=${pair[1]}`);
+    const keys = p.keys();
+    for (let step = keys.next(); !step.done; step = keys.next()) add(step.value);
+    const values = p.values();
+    for (let step = values.next(); !step.done; step = values.next()) add(step.value);
+    p.forEach((value, key) => add(`${key}:${value}`));
+  } finally {
+    delete Object.prototype.get;
+    delete Object.prototype.value;
+    Array.prototype.push = saved.push;
+    Array.prototype[Symbol.iterator] = saved.iterator;
+    Array.prototype.map = saved.map;
+    Array.from = saved.from;
+    Object.create = saved.create;
+    Object.defineProperty = saved.defineProperty;
+    Object.defineProperties = saved.defineProperties;
+    Object.getOwnPropertyDescriptors = saved.descriptors;
+    Function.prototype.call = saved.call;
+  }
+  assert.deepEqual(seen, ['a=1', 'b=2', 'a', 'b', '1', '2', 'a:1', 'b:2']);
+});
+
+test('URLSearchParams delete and set on a quarter million pairs', () => {
+  // One pass each (whatwg-url spliced each removed entry out: n squared).
+  const n = 250000;
+  const parts = new Array(n);
+  for (let i = 0; i < n; i++) parts[i] = i % 2 === 0 ? 'a=1' : 'b=2';
+  const query = parts.join('&');
+  const p = new URLSearchParams(query);
+  p.delete('a');
+  assert.equal(p.size, n / 2);
+  assert.equal(p.has('a'), false);
+  p.set('b', 'x');
+  assert.equal(p.size, 1);
+  assert.equal(p.toString(), 'b=x');
+  const q = new URLSearchParams(query);
+  q.set('a', 'first');
+  assert.equal(q.size, n / 2 + 1);
+  assert.deepEqual([...q.keys()].slice(0, 3), ['a', 'b', 'b']);
+  assert.equal(q.get('a'), 'first');
+  q.delete('b', '2');
+  assert.deepEqual([...q], [['a', 'first']]);
+});
+
+test('URLSearchParams delete and set keep order and update the URL', () => {
+  const u = new URL('https://a.example/?a=1&b=2&a=3&c=4&a=5');
+  const p = u.searchParams;
+  p.set('a', 'x');
+  assert.deepEqual([...p], [['a', 'x'], ['b', '2'], ['c', '4']]);
+  assert.equal(u.search, '?a=x&b=2&c=4');
+  p.set('d', 'new');
+  assert.equal(u.search, '?a=x&b=2&c=4&d=new');
+  p.append('b', '9');
+  p.delete('b', '2');
+  assert.equal(u.search, '?a=x&c=4&d=new&b=9');
+  p.delete('b', 'absent');
+  p.delete('absent');
+  assert.equal(u.search, '?a=x&c=4&d=new&b=9');
+  p.delete('a');
+  p.delete('c');
+  p.delete('d');
+  p.delete('b');
+  assert.equal(p.size, 0);
+  assert.equal(u.href, 'https://a.example/');
+});
+
 test('special characters in form encoding', () => {
   const p = new URLSearchParams();
   p.append('q', "a&b=c+d/e?f~*'()!");
   assert.equal(p.toString(), 'q=a%26b%3Dc%2Bd%2Fe%3Ff%7E*%27%28%29%21');
   assert.equal(new URLSearchParams(p.toString()).get('q'), "a&b=c+d/e?f~*'()!");
+});
+
+test('URLSearchParams parses strings as the URL Standard says', () => {
+  const entries = (s) => [...new URLSearchParams(s)];
+  assert.deepEqual(entries('?a=1'), [['a', '1']], 'one leading ? is dropped');
+  assert.deepEqual(entries('??a=1'), [['?a', '1']]);
+  assert.deepEqual(entries('&&a=1&&b==2=&=c&d&'), [['a', '1'], ['b', '=2='], ['', 'c'], ['d', '']]);
+  assert.deepEqual(entries('a+b=c+%2B+d'), [['a b', 'c + d']]);
+  assert.deepEqual(entries('a=%&b=%4&c=%zz&e=%%41&f=%41%'), [['a', '%'], ['b', '%4'], ['c', '%zz'], ['e', '%A'], ['f', 'A%']]);
+  // Characters are UTF-8 encoded, then the escapes decoded among their bytes.
+  assert.deepEqual(entries('é=%C3%A9+é&%F0%9F%98%80=😀'), [['é', 'é é'], ['😀', '😀']]);
+  assert.deepEqual(entries('a%C3=%A9b&%C3é=%ZZé'), [['a\ufffd', '\ufffdb'], ['\ufffdé', '%ZZé']]);
+  assert.deepEqual(entries('%EF%BB%BF=\ufeff'), [['\ufeff', '\ufeff']]);
+  assert.deepEqual(entries('\ud800=\udc00x&y=\ud83d\ude00'), [['\ufffd', '\ufffdx'], ['y', '\ud83d\ude00']]);
+  // The same parser for a URL's query, as it is set.
+  const u = new URL('https://a.example/?a=%C3%A9+b&c');
+  assert.deepEqual([...u.searchParams], [['a', 'é b'], ['c', '']]);
+  u.search = 'x=%41&y=é';
+  assert.deepEqual([...u.searchParams], [['x', 'A'], ['y', 'é']]);
+  u.href = 'https://a.example/?z=+';
+  assert.deepEqual([...u.searchParams], [['z', ' ']]);
+});
+
+test('URLSearchParams serializes as the URL Standard says', () => {
+  // Every ASCII character: alphanumerics and *-._ as they are, space as +, the rest %XX.
+  let all = '';
+  let expected = '';
+  for (let c = 0; c < 128; c++) {
+    const ch = String.fromCharCode(c);
+    all += ch;
+    if (/[A-Za-z0-9*\-._]/.test(ch)) expected += ch;
+    else if (c === 32) expected += '+';
+    else expected += `%${c.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  const p = new URLSearchParams();
+  p.append(all, all);
+  assert.equal(p.toString(), `${expected}=${expected}`);
+  assert.deepEqual([...new URLSearchParams(p.toString())], [[all, all]]);
+  // UTF-8 bytes of 2, 3 and 4 bytes; lone surrogates as U+FFFD.
+  const q = new URLSearchParams([['\u0080\u07ff\u0800\uffff', '\ud83d\ude00\ud800x\udc00']]);
+  assert.equal(q.toString(), '%C2%80%DF%BF%E0%A0%80%EF%BF%BF=%F0%9F%98%80%EF%BF%BDx%EF%BF%BD');
+  assert.equal(new URLSearchParams([['', ''], ['a', ''], ['', 'b']]).toString(), '=&a=&=b');
+  assert.equal(new URLSearchParams().toString(), '');
+  // The same serializer for a URL's query and for a body.
+  const u = new URL('https://a.example/');
+  u.searchParams.append('k', 'a b&é');
+  assert.equal(u.search, '?k=a+b%26%C3%A9');
+});
+
+test('URLSearchParams of a megabyte parse and serialize', async () => {
+  const { n, query } = quarterMillionPairs();
+  const p = new URLSearchParams(query);
+  assert.equal(p.toString(), query);
+  assert.equal(await new Response(p).text(), query);
+  const escaped = new Array(n / 2);
+  for (let i = 0; i < n / 2; i++) escaped[i] = i % 2 === 0 ? 'é+=%C3%A9' : 'k%20=%41+b';
+  const q = new URLSearchParams(escaped.join('&'));
+  assert.equal(q.size, n / 2);
+  assert.equal(q.getAll('é ').length, n / 4);
+  assert.equal(q.getAll('k ')[n / 4 - 1], 'A b');
+  const serialized = q.toString();
+  assert.equal(serialized.length, (n / 4) * ('%C3%A9+=%C3%A9'.length + 'k+=A+b'.length) + n / 2 - 1);
+  assert.equal(serialized.slice(0, 21), '%C3%A9+=%C3%A9&k+=A+b');
 });
 
 test('lone surrogates become replacement characters', () => {

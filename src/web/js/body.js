@@ -11,7 +11,7 @@ import {
   ReadableStream, describeReadableStream, isDisturbed, readerCancel, readerRead, streamGetReader,
 } from './streams.js';
 import { inspect } from './inspect.js';
-import { URLSearchParams } from './url.js';
+import { searchParamsBody } from './url.js';
 import { blobBodyBytes, blobType, isBlob, isValidBlobType, makeBlob } from './blob.js';
 import { isFormData } from './form_data.js';
 import { parseContentType, parseFormBody, serializeFormData, serializeMimeType } from './multipart.js';
@@ -57,7 +57,8 @@ export function extractBody(object, context) {
   }
   const view = bufferSourceView(object);
   if (view !== null) return new BodyState(copyBytes(view), null, null); // the spec copies the bytes
-  if (object instanceof URLSearchParams) return new BodyState(object.toString(), null, FORM_URLENCODED);
+  const params = searchParamsBody(object);
+  if (params !== null) return new BodyState(params, null, FORM_URLENCODED);
   if (isBlob(object)) {
     const type = blobType(object);
     return new BodyState(blobBodyBytes(object), null, type === '' ? null : type);

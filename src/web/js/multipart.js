@@ -6,18 +6,16 @@
 import { host } from './host.js';
 import { blobBytes, blobType, fileInfo, makeFile, normalizeType } from './blob.js';
 import { formDataEntries, makeFormData } from './form_data.js';
-import { URLSearchParams } from './url.js';
+import { parseUrlencodedBytes } from './urlencoded.js';
 import {
-  concatBytes, copyBytes, isHttpWhitespace, replaceLineBreaks, trimHttpWhitespace,
+  bytesToLatin1, concatBytes, copyBytes, isHttpWhitespace, latin1ToBytes, replaceLineBreaks,
+  trimHttpWhitespace,
 } from './util.js';
 import {
-  ArrayPrototypeJoin, ArrayPrototypePush, DateNow, ObjectKeys, ReflectApply, RegExpPrototypeExec,
-  StringFromCharCode,
+  ArrayPrototypeJoin, ArrayPrototypePush, DateNow, ObjectKeys, RegExpPrototypeExec,
   StringPrototypeCharCodeAt, StringPrototypeIndexOf, StringPrototypeSlice,
   StringPrototypeToLowerCase, TypeErrorCtor, TypedArrayPrototypeGetByteLength, Uint8ArrayCtor,
 } from './primordials.js';
-
-const URLSearchParamsForEach = URLSearchParams.prototype.forEach;
 
 // Content-Type's essence (lower case) and parameters (names lower case, quoted values unquoted,
 // a backslash escaping the next character unless `backslashEscapes` is false: multipart's
@@ -139,17 +137,6 @@ export function serializeFormData(formData) {
   return { bytes: concatBytes(chunks, total), contentType: `multipart/form-data; boundary=${boundary}` };
 }
 
-// Bytes as a string of one char per byte, so that the boundary search is String's indexOf.
-function latin1(bytes) {
-  const pieces = [];
-  const length = TypedArrayPrototypeGetByteLength(bytes);
-  for (let i = 0; i < length; i += 8192) {
-    const end = i + 8192 < length ? i + 8192 : length;
-    ArrayPrototypePush(pieces, ReflectApply(StringFromCharCode, null, copyBytes(bytes, i, end)));
-  }
-  return ArrayPrototypeJoin(pieces, '');
-}
-
 function fail(reason) {
   throw new TypeErrorCtor(`Could not parse content as FormData: ${reason}.`);
 }
@@ -177,7 +164,7 @@ function parsePartHeaders(text) {
   if (parsed === null || parsed.essence !== 'x/form-data' || !('name' in parsed.params)) {
     fail('a part\'s Content-Disposition is not form-data with a name');
   }
-  const decode = (s) => unescapeName(host.utf8Decode(latin1Bytes(s), false));
+  const decode = (s) => unescapeName(host.utf8Decode(latin1ToBytes(s), false));
   return {
     name: decode(parsed.params.name),
     filename: 'filename' in parsed.params ? decode(parsed.params.filename) : null,
@@ -185,16 +172,11 @@ function parsePartHeaders(text) {
   };
 }
 
-function latin1Bytes(s) {
-  const out = new Uint8ArrayCtor(s.length);
-  for (let i = 0; i < s.length; i++) out[i] = StringPrototypeCharCodeAt(s, i) & 0xff;
-  return out;
-}
-
 // multipart/form-data bytes -> entries. Throws TypeError when the body is not well formed.
 function parseMultipart(bytes, boundary) {
   if (boundary.length === 0 || boundary.length > 70) fail('the boundary is missing or longer than 70 characters');
-  const text = latin1(bytes);
+  // The bytes as latin1 text, so that the boundary search is String's indexOf.
+  const text = bytesToLatin1(bytes);
   const delimiter = `--${boundary}`;
   const entries = [];
   // The first delimiter: at the start, or after a preamble ending in CR LF.
@@ -262,12 +244,9 @@ export function parseFormBody(bytes, contentType) {
     return makeFormData(parseMultipart(bytes, boundary));
   }
   if (parsed !== null && parsed.essence === 'application/x-www-form-urlencoded') {
-    const entries = [];
-    const params = new URLSearchParams(host.utf8Decode(bytes, false));
-    ReflectApply(URLSearchParamsForEach, params, [(value, name) => {
-      ArrayPrototypePush(entries, [name, value]);
-    }]);
-    return makeFormData(entries);
+    // The URL Standard's parser on the bytes (each name and value UTF-8 decoded on its own), its
+    // list of new [name, value] pairs the FormData's own.
+    return makeFormData(parseUrlencodedBytes(bytes));
   }
   fail(`the Content-Type is ${contentType === null ? 'missing' : `"${contentType}"`}, not multipart/form-data or application/x-www-form-urlencoded`);
 }

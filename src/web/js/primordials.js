@@ -25,8 +25,9 @@ const uncurryThis = bind.bind(call);
 
 export const ReflectApply = Reflect.apply;
 const ReflectOwnKeys = Reflect.ownKeys;
-const ReflectDefineProperty = Reflect.defineProperty;
+export const ReflectDefineProperty = Reflect.defineProperty;
 
+export const ObjectCreate = Object.create;
 export const ObjectDefineProperty = Object.defineProperty;
 export const ObjectFreeze = Object.freeze;
 export const ObjectGetOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;

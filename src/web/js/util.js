@@ -3,7 +3,7 @@
 // Hand-written: these are the bits of WebIDL glue that no library exposes on its own.
 import {
   ArrayBufferIsView, ArrayPrototypeJoin, ArrayPrototypePush, ReflectApply, RegExpPrototypeExec,
-  StringCtor, StringPrototypeCharCodeAt, StringPrototypeSlice, StringPrototypeToWellFormed,
+  StringCtor, StringFromCharCode, StringPrototypeCharCodeAt, StringPrototypeSlice, StringPrototypeToWellFormed,
   SymbolIterator, TypeErrorCtor,
   TypedArrayPrototype, TypedArrayPrototypeGetByteLength, TypedArrayPrototypeGetSymbolToStringTag,
   TypedArrayPrototypeSet, TypedArrayPrototypeSlice, Uint8ArrayCtor, uncurryGetter,
@@ -140,6 +140,28 @@ export function copyBytes(u8, start = 0, end = TypedArrayPrototypeGetByteLength(
   if (length > 0) {
     TypedArrayPrototypeSet(out, new Uint8ArrayCtor(viewBuffer(u8), viewByteOffset(u8) + start, length));
   }
+  return out;
+}
+
+// Bytes [start, end) of a Uint8Array as a string of one code unit per byte (latin1): text that
+// String's indexOf and slice can search and cut without decoding it. In pieces of 8192 bytes, the
+// arguments String.fromCharCode is given at once.
+export function bytesToLatin1(u8, start = 0, end = TypedArrayPrototypeGetByteLength(u8)) {
+  if (end - start <= 8192) {
+    const whole = start === 0 && end === TypedArrayPrototypeGetByteLength(u8);
+    return ReflectApply(StringFromCharCode, null, whole ? u8 : copyBytes(u8, start, end));
+  }
+  const pieces = [];
+  for (let i = start; i < end; i += 8192) {
+    ArrayPrototypePush(pieces, ReflectApply(StringFromCharCode, null, copyBytes(u8, i, i + 8192 < end ? i + 8192 : end)));
+  }
+  return ArrayPrototypeJoin(pieces, '');
+}
+
+// The code units [start, end) of a latin1 string (each below 256) as bytes.
+export function latin1ToBytes(s, start = 0, end = s.length) {
+  const out = new Uint8ArrayCtor(end > start ? end - start : 0);
+  for (let i = start; i < end; i++) out[i - start] = StringPrototypeCharCodeAt(s, i) & 0xff;
   return out;
 }
 
