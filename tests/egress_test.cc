@@ -5,9 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "e2e/upstream.h"
 #include "ipc/fetch_codec.h"
@@ -76,7 +82,9 @@ class EgressTest : public ::testing::Test {
   void SetUp() override {
     AppSpec open{"open", "/open.js", {}};
     open.fetchAllow = {"127.0.0.1"};
-    egress_.setApps({open, AppSpec{"closed", "/closed.js", {}}});
+    AppSpec other{"other", "/other.js", {}};
+    other.fetchAllow = {"127.0.0.1"};
+    egress_.setApps({open, other, AppSpec{"closed", "/closed.js", {}}});
   }
   test::Upstream upstream_{0ms};
   Egress egress_{FetchClientOptions{}, kDefaultMaxFrameBytes};
@@ -139,6 +147,142 @@ TEST_F(EgressTest, AWorkerCannotDriveAnotherWorkersFetchAndAGoneWorkerHearsNothi
   egress_.call(1, replyA, control(5, FetchCall::Action::kPull));
   std::this_thread::sleep_for(50ms);
   EXPECT_EQ(a.received(), 0u);
+}
+
+// A compromised worker writes whatever it likes into a FetchCall: the master checks the head it
+// is asked to write (method, header names and values) and writes nothing it refuses.
+TEST_F(EgressTest, AForgedRequestHeadIsRefusedBeforeAnythingIsWritten) {
+  FakeWorker worker;
+  auto reply = worker.reply();
+  std::vector<FetchCall> forged;
+  FetchCall method = start(1, "open", upstream_.base() + "/m");
+  method.method = "GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\nGET";
+  forged.push_back(method);
+  FetchCall value = start(2, "open", upstream_.base() + "/v");
+  value.headers = {{"x-ok", "1\r\nX-Injected: yes"}};
+  forged.push_back(value);
+  FetchCall name = start(3, "open", upstream_.base() + "/n");
+  name.headers = {{"x bad", "1"}};
+  forged.push_back(name);
+  FetchCall nul = start(4, "open", upstream_.base() + "/z");
+  nul.headers = {{"x-nul", std::string("a\0b", 3)}};
+  forged.push_back(nul);
+  for (FetchCall& call : forged) {
+    std::uint64_t op = call.op;
+    egress_.call(1, reply, std::move(call));
+    FetchEvent e = worker.next();
+    EXPECT_EQ(e.op, op);
+    EXPECT_EQ(e.kind, FetchEvent::Kind::kError);
+    EXPECT_EQ(e.errorKind, "policy") << e.data;
+    EXPECT_NE(e.data.find("request head was refused"), std::string::npos) << e.data;
+  }
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(upstream_.requests(), 0) << "a refused head reached the upstream";
+}
+
+// An upstream that answers a request as soon as its head is in, without reading its body, and
+// then reads on: the body of a POST, shaped as a request, is taken for the next request, whose
+// answer ("smuggled") it writes 100 ms later on the same connection.
+class DesyncUpstream {
+ public:
+  DesyncUpstream() {
+    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    listen(fd_, 16);
+    socklen_t len = sizeof addr;
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] {
+      for (;;) {
+        int c = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (c < 0) return;
+        std::lock_guard<std::mutex> lock(mutex_);
+        clients_.push_back(c);
+        connections_.emplace_back([c] { serve(c); });
+      }
+    });
+  }
+  ~DesyncUpstream() {
+    shutdown(fd_, SHUT_RDWR);
+    close(fd_);
+    thread_.join();
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (int c : clients_) shutdown(c, SHUT_RDWR);  // the egress may pool them: end their reads
+    for (auto& t : connections_) t.join();
+  }
+  std::string base() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  static void serve(int c) {
+    std::string in;
+    char buf[4096];
+    bool first = true;
+    for (;;) {
+      std::size_t end;
+      while ((end = in.find("\r\n\r\n")) == std::string::npos) {
+        ssize_t n = recv(c, buf, sizeof buf, 0);
+        if (n <= 0) {
+          close(c);
+          return;
+        }
+        in.append(buf, static_cast<std::size_t>(n));
+      }
+      std::string path = in.substr(in.find(' ') + 1);
+      path = path.substr(0, path.find(' '));
+      in.erase(0, end + 4);  // the head only: a body stays, to be read as the next request
+      if (!first) std::this_thread::sleep_for(100ms);
+      first = false;
+      std::string body = "answer to " + path;
+      std::string out = "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) +
+                        "\r\n\r\n" + body;
+      if (send(c, out.data(), out.size(), MSG_NOSIGNAL) < 0) {
+        close(c);
+        return;
+      }
+    }
+  }
+  int fd_ = -1;
+  std::uint16_t port_ = 0;
+  std::thread thread_;
+  std::mutex mutex_;
+  std::vector<int> clients_;
+  std::vector<std::thread> connections_;
+};
+
+// Reads one fetch to its end through the egress: the body, or the error.
+std::string fetchBody(Egress& egress, FakeWorker& worker,
+                      const std::shared_ptr<const Egress::Reply>& reply, FetchCall call) {
+  std::uint64_t op = call.op;
+  egress.call(1, reply, std::move(call));
+  FetchEvent head = worker.next();
+  if (head.kind != FetchEvent::Kind::kHead) return "error: " + head.data;
+  std::string body;
+  for (;;) {
+    egress.call(1, reply, control(op, FetchCall::Action::kPull));
+    FetchEvent e = worker.next();
+    if (e.kind != FetchEvent::Kind::kChunk) break;
+    body += e.data;
+  }
+  return body;
+}
+
+// One app leaves a keep-alive connection out of step (a POST whose body its upstream does not
+// read, shaped as a request). Another app's next fetch to the same upstream must not get that
+// connection, and with it the answer the first app chose.
+TEST_F(EgressTest, AConnectionOneAppLeftOutOfStepIsNeverAnothersApp) {
+  DesyncUpstream upstream;
+  FakeWorker worker;
+  auto reply = worker.reply();
+  FetchCall poison = start(1, "open", upstream.base() + "/poison");
+  poison.method = "POST";
+  poison.body = "GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n";
+  EXPECT_EQ(fetchBody(egress_, worker, reply, std::move(poison)), "answer to /poison");
+  std::this_thread::sleep_for(20ms);  // the connection is back in the pool
+  EXPECT_EQ(fetchBody(egress_, worker, reply, start(2, "other", upstream.base() + "/mine")),
+            "answer to /mine");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // A stand-in worker for pool tests: speaks the wire protocol without V8, and misbehaves on
 // purpose. `fake_worker MODE [--slot N]`, socket on descriptor 3.
 //   echo        answers every request 200 "fake"
+//   echo-slot   answers every request 200 "slot N" (N from its --slot argument)
 //   garbage     answers a request with bytes that are not a frame
 //   oversize    answers a request with a length prefix over any ceiling
 //   unknown-id  answers a request with an End for an id it was never given
@@ -11,7 +12,13 @@
 //   slow-slot1  echo, but the worker of slot 1 takes 3 s to say hello (a slow start)
 //   two-hellos  says hello twice
 //   cache-path  answers its LoadApp with a code cache whose hash names a path outside the store
-// Started by a server as `fake_worker worker ...`, it takes its mode from $FAKE_WORKER_MODE.
+//   cache-forge answers each LoadApp with a made-up code cache for the hash it was offered, and
+//               one more for a hash it was not
+//   load-twice  answers its LoadApp twice
+//   fetch-as-b  after each LoadApp, starts a fetch on behalf of the app named "b"
+// Started by a server as `fake_worker worker ...`, it takes its mode from $FAKE_WORKER_MODE;
+// workers get none of the server's environment, so a server test starts it through a script
+// that runs `fake_worker MODE worker ...`.
 
 #include <sys/socket.h>
 #include <unistd.h>
@@ -20,6 +27,7 @@
 #include <cstring>
 #include <string>
 
+#include "ipc/fetch_codec.h"
 #include "ipc/frame_codec.h"
 
 namespace {
@@ -40,7 +48,9 @@ int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "echo";
   if (mode == "worker") mode = getenv("FAKE_WORKER_MODE") ? getenv("FAKE_WORKER_MODE") : "echo";
   const std::size_t max = kDefaultMaxFrameBytes;
+  std::string slotArg = "?";
   for (int i = 1; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], "--slot") == 0) slotArg = argv[i + 1];
     if (mode == "slow-slot1" && std::strcmp(argv[i], "--slot") == 0 &&
         std::strcmp(argv[i + 1], "1") == 0) {
       sleep(3);
@@ -61,15 +71,27 @@ int main(int argc, char** argv) {
     while (reader.next(&f, &error) == FrameReader::Next::kFrame) {
       switch (f->message_type()) {
         case wire::Message::LoadApp: {
+          const wire::LoadApp* load = f->message_as_LoadApp();
+          std::string name = load->name() ? load->name()->str() : "";
           AppLoadReport report;
           if (mode == "cache-path") {
             report.sourceSha256 = "../../../../../../tmp/isolane-smuggled";
             report.producedCache = "not a cache";
           }
-          put(encodeAppLoaded(
-                  f->message_as_LoadApp()->name() ? f->message_as_LoadApp()->name()->str() : "",
-                  true, "", max, report)
-                  .value());
+          if (mode == "cache-forge") {
+            report.sourceSha256 = load->source_sha256() ? load->source_sha256()->str() : "";
+            report.producedCache = "forged cache of " + name;
+          }
+          put(encodeAppLoaded(name, true, "", max, report).value());
+          if (mode == "load-twice") put(encodeAppLoaded(name, true, "", max, report).value());
+          if (mode == "fetch-as-b") {
+            FetchCall call;
+            call.op = 1;
+            call.app = "b";
+            call.method = "GET";
+            call.url = "http://127.0.0.1:9/";
+            put(encodeFetchCall(call, max).value());
+          }
           break;
         }
         case wire::Message::Heartbeat: {
@@ -92,7 +114,7 @@ int main(int argc, char** argv) {
             AppResponse r;
             r.status = mode == "bad-status" ? 70000 : 200;
             if (mode == "crlf-header") r.headers = {{"x-a", "evil\r\nSet-Cookie: pwned=1"}};
-            r.body = "fake";
+            r.body = mode == "echo-slot" ? "slot " + slotArg : "fake";
             put(encodeResponseHead(id, r, max).value());
             put(encodeBodyChunk(id, r.body, max).value());
             put(encodeEnd(id, max).value());

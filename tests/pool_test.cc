@@ -16,6 +16,7 @@
 #include "e2e/ready_workers.h"
 #include "manual_clock.h"
 #include "pool/crash_budget.h"
+#include "pool/code_cache_store.h"
 #include "pool/subprocess_backend.h"
 
 namespace isolane {
@@ -415,6 +416,71 @@ TEST_F(PoolTest, ACodeCacheAWorkerSendsCannotNameAPathOutsideTheStore) {
   EXPECT_FALSE(std::filesystem::exists("/tmp/isolane-smuggled.v8cache"));
   EXPECT_FALSE(std::filesystem::exists(dir)) << "nothing was stored";
   EXPECT_EQ(metrics_.render().find("isolane_code_cache_stored_total 1"), std::string::npos);
+}
+
+// A worker's code cache is stored only for the hash the master offered for that app, and only
+// from the app it loaded first (before any other app's code ran in it): a worker that one app
+// compromised cannot hand the master another app's cache.
+TEST_F(PoolTest, OnlyTheFirstAppAWorkerLoadedMayLeaveItsCodeCache) {
+  std::string dir = testing::TempDir() + "/pool-forge-" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  PoolOptions o = options(fakeWorker("cache-forge"), 1);
+  o.codeCacheDir = dir;
+  SubprocessBackend pool(o, metrics_);
+  std::string apps = ISOLANE_TEST_FIXTURES "/apps/";
+  ASSERT_TRUE(pool.start({AppSpec{"hello", apps + "hello.js", {}},
+                          AppSpec{"echo", apps + "echo.js", {}}}));
+  EXPECT_EQ(call(pool, "hello", "/").get().body, "fake");
+  std::vector<std::string> stored;
+  for (auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    if (e.path().extension() == ".v8cache") stored.push_back(e.path().stem().string());
+  }
+  ASSERT_EQ(stored.size(), 1u) << "a cache from a load that was not the worker's first was kept";
+  std::string hello = CodeCacheStore::fileSha256(apps + "hello.js");
+  std::string echo = CodeCacheStore::fileSha256(apps + "echo.js");
+  EXPECT_TRUE(stored[0] == hello || stored[0] == echo) << stored[0];
+  std::filesystem::remove_all(dir);
+}
+
+// Each load is answered once: a second answer (or one for an app it was not loading) is a
+// protocol violation, and the worker goes.
+TEST_F(PoolTest, ALoadAnsweredTwiceIsAViolation) {
+  PoolOptions o = options(fakeWorker("load-twice"), 1);
+  o.spawnTimeout = 2s;
+  SubprocessBackend pool(o, metrics_);
+  Status s = pool.start({AppSpec{"x", "/x.js", {}}});
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().find("AppLoaded for an app it was not loading"), std::string::npos)
+      << s.error();
+}
+
+// An app of its own process (process = "own") runs in workers that load it alone, and the
+// shared workers do not load it: a shared worker that asks the master to fetch on its behalf
+// (as one taken over by another app would) is killed, while its own worker may.
+TEST_F(PoolTest, OnlyAnAppsOwnWorkersMayFetchForItAndTheSharedOnesDoNotLoadIt) {
+  PoolOptions o = options(fakeWorker("fetch-as-b"), 1);
+  o.ownApps = {{"b", 1}};
+  o.spawnTimeout = 2s;
+  SubprocessBackend pool(o, metrics_);
+  Status s = pool.start({AppSpec{"a", "/a.js", {}}, AppSpec{"b", "/b.js", {}}});
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().find("worker 0"), std::string::npos) << s.error();
+  EXPECT_NE(s.error().find("FetchCall for an app it does not run"), std::string::npos)
+      << s.error();
+}
+
+TEST_F(PoolTest, AnAppOfItsOwnProcessHasWorkersOfItsOwn) {
+  PoolOptions o = options(fakeWorker("echo-slot"), 2);
+  o.ownApps = {{"b", 1}};
+  SubprocessBackend pool(o, metrics_);
+  ASSERT_TRUE(pool.start({AppSpec{"a", "/a.js", {}}, AppSpec{"b", "/b.js", {}}}));
+  test::waitForReadyWorkers(pool, 3);
+  EXPECT_EQ(pool.workers().size(), 3u);
+  for (int i = 0; i < 6; ++i) {
+    std::string a = call(pool, "a", "/").get().body;
+    EXPECT_TRUE(a == "slot 0" || a == "slot 1") << a;
+    EXPECT_EQ(call(pool, "b", "/").get().body, "slot 2");
+  }
 }
 
 TEST_F(PoolTest, MissedHeartbeatIsADeath) {

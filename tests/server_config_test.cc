@@ -46,6 +46,49 @@ module = "/abs/b.js"
   EXPECT_EQ(c->apps[1].route, "/");
 }
 
+// process = "own": the app gets worker processes of its own; `workers` says how many. A service
+// binding calls an app of the same process, so none may cross to or from such an app.
+TEST(Config, AnAppMayHaveProcessesOfItsOwn) {
+  auto c = parseConfig(R"(
+[[app]]
+name = "pay"
+module = "/pay.js"
+process = "own"
+workers = 2
+
+[[app]]
+name = "site"
+module = "/site.js"
+)",
+                       "/", "own.toml");
+  ASSERT_TRUE(c) << c.error();
+  EXPECT_TRUE(c->apps[0].ownProcess);
+  EXPECT_EQ(c->apps[0].ownWorkers, 2u);
+  EXPECT_FALSE(c->apps[1].ownProcess);
+
+  auto bad =
+      parseConfig("[[app]]\nname='a'\nmodule='/a.js'\nprocess='mine'\n", "/", "x.toml");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().find("'process' is"), std::string::npos) << bad.error();
+  auto workers = parseConfig("[[app]]\nname='a'\nmodule='/a.js'\nworkers=2\n", "/", "x.toml");
+  ASSERT_FALSE(workers);
+  EXPECT_NE(workers.error().find("process = \"own\""), std::string::npos) << workers.error();
+  auto crossing = parseConfig(R"(
+[[app]]
+name = "pay"
+module = "/pay.js"
+process = "own"
+[[app]]
+name = "site"
+module = "/site.js"
+[app.services]
+PAY = "pay"
+)",
+                              "/", "x.toml");
+  ASSERT_FALSE(crossing);
+  EXPECT_NE(crossing.error().find("processes of its own"), std::string::npos) << crossing.error();
+}
+
 TEST(Config, ErrorsNameTheProblem) {
   auto syntax = parseConfig("[server\nlisten=1", "/", "bad.toml");
   ASSERT_FALSE(syntax);

@@ -3,6 +3,8 @@
 
 #include "cli/commands.h"
 
+#include <sys/prctl.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <cstring>
@@ -178,6 +180,15 @@ int runCommandLine(const std::vector<std::string>& args, const EngineCommands* e
   if (workerCmd->parsed()) {
     initLogging("worker-" + std::to_string(worker.slot));
     return engine->worker(worker);
+  }
+  if (codemode.exec->parsed() || codemode.executor->parsed() || serveCmd->parsed()) {
+    // The commands that spawn workers. The master is not dumpable: a worker that runs as the
+    // same user (an unprivileged master: systemd's DynamicUser, the Dockerfile's user) can then
+    // neither read its /proc/PID/environ or mem, nor trace it, nor take its descriptors with
+    // pidfd_getfd, each of which the kernel refuses for a non-dumpable process to anyone without
+    // CAP_SYS_PTRACE. Nor is there a core file to hold clients' data. (serve with the in-process
+    // backend becomes the engine, which runs no worker process.)
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   }
   if (codemode.exec->parsed()) {
     // The result is the output: the pool's events only when asked for.

@@ -15,6 +15,7 @@
 #include "exec/exec_dashboard.h"
 #include "exec/exec_session.h"
 #include "obs/log.h"
+#include "util/close_on_exec.h"
 
 namespace isolane {
 namespace {
@@ -48,10 +49,72 @@ class HttpSession : public ExecDaemon::Closable, public std::enable_shared_from_
     parser_.emplace();
     parser_->body_limit(shared_->options.maxBodyBytes);
     parser_->header_limit(64 * 1024);
+    bodyCharge_.reset();
     stream_.expires_after(std::chrono::seconds(60));
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->onHeader(ec); });
+  }
+
+  // The head is in. A request the token does not open is answered 401 before any of its body is
+  // read (the connection then closes), so that a client without the token cannot make the
+  // executor hold a body; an authorized body is charged to the buffers' budget before it is read.
+  void onHeader(beast::error_code ec) {
+    if (ec) return onRead(ec);
+    const Request& req = parser_->get();
+    head_ = req.method() == http::verb::head;
+    if (!authorized(req)) {
+      Response r = error(http::status::unauthorized, ExecErrorCode::kInternal,
+                         "this executor requires Authorization: Bearer <token>");
+      r.set(http::field::www_authenticate, "Bearer");
+      send(std::move(r), false, "unauthorized");
+      return;
+    }
+    if (parser_->is_done()) return onRead({});
+    std::size_t expected = shared_->options.maxBodyBytes;
+    if (auto length = parser_->content_length()) expected = static_cast<std::size_t>(*length);
+    bodyCharge_ = ByteCharge::take(shared_->buffers, expected);
+    if (!bodyCharge_) return refuseForBuffers();
     http::async_read(
         stream_, buffer_, *parser_,
         [self = shared_from_this()](beast::error_code ec, std::size_t) { self->onRead(ec); });
+  }
+
+  // The budget of bytes held for clients is spent: 503 + Retry-After, and the connection closes
+  // (its unread body is not read).
+  void refuseForBuffers() {
+    logEvent(Level::kWarn, "executor request refused: its bytes do not fit in max_buffered_mb");
+    Response r = error(http::status::service_unavailable, ExecErrorCode::kQueueOverflow,
+                       "the executor holds too much for its clients now; retry later");
+    r.set(http::field::retry_after, "1");
+    send(std::move(r), false, "buffers-full");
+  }
+
+  // Whether the request may go on: the token (bearer, or the dashboard's cookie) when one is set;
+  // the health probes and the dashboard's login (its own token in the query) need none here.
+  bool authorized(const Request& req) const {
+    if (shared_->options.token.empty()) return true;
+    std::string_view full(req.target().data(), req.target().size());
+    std::string_view target = full.substr(0, full.find('?'));
+    std::string_view query = target.size() < full.size() ? full.substr(target.size() + 1) : "";
+    if (target == "/healthz" || target == "/readyz") return true;
+    bool dashboard = target == "/dashboard" || target == "/dashboard/events";
+    if (target == "/dashboard" && req.method() == http::verb::get &&
+        queryParameter(query, "token")) {
+      return true;  // route() checks the token and sets the cookie
+    }
+    auto auth = req.find(http::field::authorization);
+    std::string_view value = auth == req.end()
+                                 ? std::string_view()
+                                 : std::string_view(auth->value().data(), auth->value().size());
+    bool bearer = value.size() > 7 && beast::iequals(beast::string_view(value.data(), 7), "Bearer ");
+    if (bearer && secretMatches(value.substr(7), shared_->options.token)) return true;
+    if (!dashboard) return false;
+    std::vector<std::string_view> cookies;
+    for (const auto& field : boost::make_iterator_range(req.equal_range(http::field::cookie))) {
+      cookies.emplace_back(field.value().data(), field.value().size());
+    }
+    return cookiesOpenDashboard(cookies, shared_->options.token);
   }
 
   void onRead(beast::error_code ec) {
@@ -72,7 +135,7 @@ class HttpSession : public ExecDaemon::Closable, public std::enable_shared_from_
       return;
     }
     Request req = parser_->release();
-    head_ = req.method() == http::verb::head;
+    bodyCharge_.reset();  // the body is the execution's from here (its spec bounds it)
     route(std::move(req));
   }
 
@@ -81,34 +144,10 @@ class HttpSession : public ExecDaemon::Closable, public std::enable_shared_from_
     std::string_view target = full.substr(0, full.find('?'));
     std::string_view query = target.size() < full.size() ? full.substr(target.size() + 1) : "";
     bool keep = req.keep_alive();
-    bool dashboard = target == "/dashboard" || target == "/dashboard/events";
+    // The token was checked on the head (onHeader); the dashboard's login checks its own.
     if (target == "/dashboard" && req.method() == http::verb::get &&
         !shared_->options.token.empty()) {
       if (auto token = queryParameter(query, "token")) return dashboardLogin(*token, keep);
-    }
-    // With a token, everything but the health probes needs it (metrics included).
-    if (target != "/healthz" && target != "/readyz" && !shared_->options.token.empty()) {
-      auto auth = req.find(http::field::authorization);
-      std::string_view value = auth == req.end()
-                                   ? std::string_view()
-                                   : std::string_view(auth->value().data(), auth->value().size());
-      bool bearer =
-          value.size() > 7 && beast::iequals(beast::string_view(value.data(), 7), "Bearer ");
-      bool authorized = bearer && secretMatches(value.substr(7), shared_->options.token);
-      if (!authorized && dashboard) {
-        std::vector<std::string_view> cookies;
-        for (const auto& field : boost::make_iterator_range(req.equal_range(http::field::cookie))) {
-          cookies.emplace_back(field.value().data(), field.value().size());
-        }
-        authorized = cookiesOpenDashboard(cookies, shared_->options.token);
-      }
-      if (!authorized) {
-        Response r = error(http::status::unauthorized, ExecErrorCode::kInternal,
-                           "this executor requires Authorization: Bearer <token>");
-        r.set(http::field::www_authenticate, "Bearer");
-        send(std::move(r), keep, "unauthorized");
-        return;
-      }
     }
     if (target == "/v1/session") {
       if (!beast::websocket::is_upgrade(req)) {
@@ -210,15 +249,26 @@ class HttpSession : public ExecDaemon::Closable, public std::enable_shared_from_
   }
 
   void send(Response response, bool keep, const char* route) {
+    if (head_) response.body().clear();  // a HEAD answer has no body
+    // An answer is held until the client has read it: charged to the budget (a small error
+    // answer goes out regardless).
+    auto charge = std::make_shared<ByteCharge>(
+        ByteCharge::take(shared_->buffers, response.body().size()));
+    if (!*charge && response.body().size() > 4096) {
+      logEvent(Level::kWarn, "executor answer dropped: it does not fit in max_buffered_mb",
+               {{"bytes", response.body().size()}});
+      response = error(http::status::service_unavailable, ExecErrorCode::kQueueOverflow,
+                       "the executor holds too much for its clients now; retry later");
+      response.set(http::field::retry_after, "1");
+    }
     shared_->requests.with({route, std::to_string(response.result_int())}).inc();
     response.keep_alive(keep);
-    if (head_) response.body().clear();  // a HEAD answer has no body
     response.prepare_payload();
     auto message = std::make_shared<Response>(std::move(response));
     stream_.expires_after(std::chrono::seconds(60));
     http::async_write(
         stream_, *message,
-        [self = shared_from_this(), message, keep](beast::error_code ec, std::size_t) {
+        [self = shared_from_this(), message, keep, charge](beast::error_code ec, std::size_t) {
           if (ec || !keep) {
             self->close();
             return;
@@ -323,6 +373,7 @@ class HttpSession : public ExecDaemon::Closable, public std::enable_shared_from_
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
+  ByteCharge bodyCharge_;  // the body being read, against shared_->buffers
   bool head_ = false;
   bool upgraded_ = false;
   // The dashboard feed (watchDashboard): a write in progress, the one message waiting, and
@@ -364,6 +415,7 @@ Status ExecDaemon::start() {
   if (ec) return Error{"cannot listen on '" + o.host + "': not an IP address"};
   tcp::endpoint endpoint(address, o.port);
   acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) setCloseOnExec(acceptor_.native_handle());
   if (!ec) acceptor_.set_option(net::socket_base::reuse_address(true), ec);
   if (!ec) acceptor_.bind(endpoint, ec);
   if (!ec) acceptor_.listen(net::socket_base::max_listen_connections, ec);
@@ -387,6 +439,7 @@ void ExecDaemon::accept() {
   acceptor_.async_accept(net::make_strand(io_), [this](beast::error_code ec, tcp::socket socket) {
     if (ec == net::error::operation_aborted) return;
     if (!ec) {
+      setCloseOnExec(socket.native_handle());
       if (shared_->connections.load() >= shared_->options.maxConnections) {
         boost::system::error_code ignored;
         socket.close(ignored);  // full: the client sees the connection closed at once

@@ -5,6 +5,10 @@
 // and /dashboard as for `serve`. When a token is set, every request but the health probes must
 // carry `Authorization: Bearer <token>` (a browser opens /dashboard?token=<token> once: the
 // token then travels in a cookie limited to /dashboard); listening beyond loopback requires one.
+// The token is checked on a request's head, before any of its body is read. Every byte held for
+// clients (request bodies, WebSocket messages coming in and going out, answers being written)
+// is charged to one budget, `maxBufferedBytes`: past it a request gets 503 + Retry-After and a
+// socket is closed with 1013 (try again later).
 //
 // Thread rule: start() and stop() from one thread; sessions run on the daemon's I/O threads and
 // hand executions to the pool, whose callbacks post back to them.
@@ -12,6 +16,7 @@
 #include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -22,6 +27,7 @@
 #include "exec/exec_pool.h"
 #include "obs/dashboard_feed.h"
 #include "obs/metrics.h"
+#include "util/byte_budget.h"
 #include "util/result.h"
 
 namespace isolane {
@@ -35,6 +41,10 @@ struct ExecDaemonOptions {
   std::size_t maxInflightPerSocket = 1024;        // executions one WebSocket may run at once
   std::size_t maxSocketBacklogBytes = 16u << 20;  // unsent messages before the socket is closed
   std::size_t maxConnections = 1024;  // HTTP connections and sockets open at once; more: closed
+  std::size_t maxBufferedBytes = 256u << 20;  // held for every client together (see above)
+  // A WebSocket message must arrive whole within this of its first byte: a client cannot keep a
+  // message half-sent (and its bytes held) by trickling it.
+  std::chrono::milliseconds messageTimeout{30'000};
   ExecDefaults defaults;
 };
 
@@ -65,11 +75,16 @@ class ExecDaemon {
   // For sessions (exec_daemon.cc, exec_session.cc).
   struct Shared {
     Shared(ExecDaemonOptions o, ExecPool& p, MetricsRegistry& m, Family<Counter>& r)
-        : options(std::move(o)), pool(p), metrics(m), requests(r) {}
+        : options(std::move(o)),
+          pool(p),
+          metrics(m),
+          requests(r),
+          buffers(std::make_shared<ByteBudget>(options.maxBufferedBytes)) {}
     ExecDaemonOptions options;
     ExecPool& pool;
     MetricsRegistry& metrics;
     Family<Counter>& requests;  // by route and status
+    const std::shared_ptr<ByteBudget> buffers;  // options.maxBufferedBytes
     std::atomic<std::size_t> connections{0};
     // Every connection, to close them all on stop(): a connection's objects must be gone before
     // the io_context is (Beast's WebSocket service outlives none of its streams).

@@ -1,6 +1,7 @@
 #include "exec/exec_session.h"
 
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/buffers_to_string.hpp>
 #include <boost/beast/websocket.hpp>
 #include <deque>
@@ -18,7 +19,11 @@ namespace net = boost::asio;
 class ExecSession : public ExecDaemon::Closable, public std::enable_shared_from_this<ExecSession> {
  public:
   ExecSession(std::shared_ptr<ExecDaemon::Shared> shared, beast::tcp_stream stream)
-      : shared_(std::move(shared)), ws_(std::move(stream)) {
+      : shared_(std::move(shared)),
+        ws_(std::move(stream)),
+        messageTimer_(ws_.get_executor()),
+        inCharge_(ByteCharge::take(shared_->buffers, 0)),
+        outCharge_(ByteCharge::take(shared_->buffers, 0)) {
     ++shared_->connections;
   }
   ~ExecSession() { --shared_->connections; }
@@ -47,17 +52,54 @@ class ExecSession : public ExecDaemon::Closable, public std::enable_shared_from_
     std::map<std::uint64_t, ToolAnswer> calls;  // tool calls waiting for the caller
   };
 
+  // Reads a message a piece at a time: its bytes are charged to the buffers' budget as they
+  // come, and it must be whole within messageTimeout of its first byte.
   void read() {
-    ws_.async_read(buffer_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
-      if (ec) {
-        self->closed();
-        return;
-      }
-      std::string text = beast::buffers_to_string(self->buffer_.data());
-      self->buffer_.consume(self->buffer_.size());
-      self->onMessage(text);
-      self->read();
-    });
+    ws_.async_read_some(buffer_, kReadPiece,
+                        [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                          self->onRead(ec, n);
+                        });
+  }
+
+  void onRead(beast::error_code ec, std::size_t n) {
+    if (ec) {
+      messageTimer_.cancel();
+      closed();
+      return;
+    }
+    if (!inMessage_ && (n > 0 || !ws_.is_message_done())) {
+      inMessage_ = true;
+      messageTimer_.expires_after(shared_->options.messageTimeout);
+      messageTimer_.async_wait([weak = weak_from_this()](beast::error_code ec) {
+        auto self = weak.lock();
+        if (ec || !self || !self->inMessage_) return;
+        logEvent(Level::kWarn, "executor session closed: a message did not arrive whole in time",
+                 {{"timeout_ms", self->shared_->options.messageTimeout.count()}});
+        self->abort(websocket::close_code::policy_error, "a message took too long to arrive");
+      });
+    }
+    if (!inCharge_.resize(buffer_.size())) {
+      logEvent(Level::kWarn, "executor session closed: its message does not fit in max_buffered_mb");
+      return abort(websocket::close_code::try_again_later, "the executor holds too much now");
+    }
+    if (!ws_.is_message_done()) return read();
+    inMessage_ = false;
+    messageTimer_.cancel();
+    std::string text = beast::buffers_to_string(buffer_.data());
+    buffer_.consume(buffer_.size());
+    inCharge_.resize(0);
+    onMessage(text);
+    read();
+  }
+
+  // Ends the socket at once with `code` (its executions are cancelled).
+  void abort(websocket::close_code code, const char* reason) {
+    closed();
+    ws_.async_close(websocket::close_reason(code, reason),
+                    [self = shared_from_this()](beast::error_code) {
+                      beast::error_code ignored;
+                      beast::get_lowest_layer(self->ws_).socket().close(ignored);
+                    });
   }
 
   void onMessage(const std::string& text) {
@@ -171,9 +213,11 @@ class ExecSession : public ExecDaemon::Closable, public std::enable_shared_from_
   void send(std::string message) {
     if (closed_) return;
     backlog_ += message.size();
-    if (backlog_ > shared_->options.maxSocketBacklogBytes) {
-      // The client does not read: it goes, rather than the server's memory.
-      logEvent(Level::kWarn, "executor session closed: the client does not read its messages");
+    if (backlog_ > shared_->options.maxSocketBacklogBytes || !outCharge_.resize(backlog_)) {
+      // The client does not read (or every client together holds too much): it goes, rather
+      // than the server's memory.
+      logEvent(Level::kWarn, "executor session closed: its unsent messages are over their bound",
+               {{"bytes", backlog_}});
       closed_ = true;
       beast::get_lowest_layer(ws_).close();
       return;
@@ -188,6 +232,7 @@ class ExecSession : public ExecDaemon::Closable, public std::enable_shared_from_
                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
                       self->backlog_ -= self->outbox_.front().size();
                       self->outbox_.pop_front();
+                      self->outCharge_.resize(self->backlog_);
                       if (ec) {
                         self->closed();
                         return;
@@ -218,6 +263,13 @@ class ExecSession : public ExecDaemon::Closable, public std::enable_shared_from_
   std::deque<std::string> outbox_;
   std::size_t backlog_ = 0;
   bool closed_ = false;
+  // The message being read: whether one has begun, its deadline, and the bytes it holds (and
+  // those of the outbox) against the daemon's budget.
+  static constexpr std::size_t kReadPiece = 64 * 1024;
+  bool inMessage_ = false;
+  net::steady_timer messageTimer_;
+  ByteCharge inCharge_;
+  ByteCharge outCharge_;
 };
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "front/http_session.h"
 #include "front/request_id.h"
 #include "obs/log.h"
+#include "util/close_on_exec.h"
 
 namespace isolane {
 
@@ -100,6 +101,7 @@ void HttpServer::Impl::acceptLater(std::chrono::milliseconds delay) {
 }
 
 void HttpServer::Impl::onAccept(beast::error_code ec, tcp::socket socket) {
+  if (!ec) setCloseOnExec(socket.native_handle());
   if (ec) {
     if (ec == asio::error::operation_aborted || context.stopping) return;
     return onAcceptFailure(ec);
@@ -196,6 +198,7 @@ Status HttpServer::start() {
   tcp::endpoint endpoint(address, options.port);
   std::string where = options.host + ":" + std::to_string(options.port);
   if (s.acceptor.open(endpoint.protocol(), ec)) return Error{"cannot open socket: " + ec.message()};
+  setCloseOnExec(s.acceptor.native_handle());
   s.acceptor.set_option(asio::socket_base::reuse_address(true), ec);
   if (s.acceptor.bind(endpoint, ec))
     return Error{"cannot listen on " + where + ": " + ec.message()};

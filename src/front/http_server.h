@@ -20,6 +20,7 @@
 #include "front/router.h"
 #include "obs/metrics.h"
 #include "pool/backend.h"
+#include "util/byte_budget.h"
 #include "util/result.h"
 
 namespace isolane {
@@ -70,7 +71,12 @@ struct FrontMetrics {
         streamsCut(registry.counter(
             "isolane_http_streams_cut_total",
             "Streamed responses that ended before their end, by reason (client, failed)",
-            {"reason"})) {
+            {"reason"})),
+        buffersFull(registry.counter(
+            "isolane_http_client_buffers_full_total",
+            "Requests answered 503 because the bytes held for clients reached client_buffer_mb, "
+            "by what did not fit (input, answer, stream)",
+            {"what"})) {
     // Label-less figures exist (at 0) from the first scrape on, not from their first change.
     connections.with({});
     bufferedBytes.with({});
@@ -90,6 +96,7 @@ struct FrontMetrics {
   Family<Gauge>& streamsOpen;
   Family<Counter>& streamBytes;
   Family<Counter>& streamsCut;
+  Family<Counter>& buffersFull;
 };
 
 struct HttpServerOptions {
@@ -114,6 +121,10 @@ struct HttpServerOptions {
   // made one); from any other peer the header is only passed to the app. IPv4-mapped IPv6
   // addresses compare as the IPv4 address they map, here and in the peer.
   std::vector<boost::asio::ip::address> trustedProxies;
+  // Every byte held for clients, over every connection (front/client_buffers.h): unparsed input,
+  // request bodies not yet read by their app, whole answers being written, the window of each
+  // streamed answer. Null: unbounded (the admin listener, which answers small pages).
+  std::shared_ptr<ByteBudget> clientBuffers;
   InternalHandler internal;         // optional
   FrontMetrics* metrics = nullptr;  // optional
 };

@@ -40,7 +40,8 @@ HttpSession::HttpSession(tcp::socket socket, FrontContext& context)
     : stream_(std::move(socket)),
       readTimer_(stream_.get_executor()),
       context_(context),
-      reader_(RequestLimits{context.options.maxHeaderBytes, context.options.maxBodyBytes}) {
+      reader_(RequestLimits{context.options.maxHeaderBytes, context.options.maxBodyBytes}),
+      inputCharge_(ByteCharge::take(context.options.clientBuffers, 0)) {
   ++context_.connections;
   if (auto* m = context_.options.metrics) m->connections.with({}).add(1);
   boost::system::error_code ec;
@@ -62,16 +63,33 @@ HttpSession::~HttpSession() {
   }
 }
 
-void HttpSession::account() {
-  auto* m = context_.options.metrics;
-  if (!m) return;
+bool HttpSession::account() {
   // A streamed request body counts until the app has read it (it is then the app's memory).
-  std::size_t now = buffer_.size() + reader_.bodyBytes() + answerBytes_ +
-                    (bodyOut_ ? bodyOut_->unacknowledgedBytes() : 0);
-  if (now != heldBytes_) {
+  std::size_t input = buffer_.size() + reader_.bodyBytes() +
+                      (bodyOut_ ? bodyOut_->unacknowledgedBytes() : 0);
+  bool fits = inputCharge_.resize(input);
+  std::size_t now = input + answerBytes_;
+  auto* m = context_.options.metrics;
+  if (m && now != heldBytes_) {
     m->bufferedBytes.with({}).add(static_cast<double>(now) - static_cast<double>(heldBytes_));
     heldBytes_ = now;
   }
+  return fits;
+}
+
+void HttpSession::refuseForBuffers(const char* what) {
+  if (auto* m = context_.options.metrics) m->buffersFull.with({what}).inc();
+  logEvent(Level::kWarn, "request refused: the bytes held for clients are at client_buffer_mb",
+           {{"request", requestId()}, {"app", app_}, {"what", what}});
+  if (bodyOut_) failBody("the server holds too much for its clients to read this body");
+  if (writing_) return closeNow();
+  busy_ = true;
+  keepAlive_ = false;
+  auto res = simpleResponse(503, "the server holds too much for its clients now; retry later\n",
+                            requestId(), version_ ? version_ : 11);
+  res->set(http::field::retry_after, "1");
+  res->set("x-isolane-shed", "client-buffers-full");
+  write(std::move(res));
 }
 
 void HttpSession::onUnexpected(const char* where, const char* what) noexcept {
@@ -116,6 +134,8 @@ void HttpSession::closeNow() {
   if (streamPipe_) return cutStream("client", "the connection closed");
   if (closed_) return;
   closed_ = true;
+  answerCharge_.reset();
+  streamCharge_.reset();
   unmarkIdle();
   readTimer_.cancel();
   beast::error_code ignored;
@@ -161,7 +181,8 @@ void HttpSession::setClientAddress(HeaderList& headers) const {
     // only a trusted proxy may say what it forwarded.
     std::erase_if(headers, [&](const auto& h) {
       return named(h, "x-forwarded-for") || named(h, "x-real-ip") || named(h, "forwarded") ||
-             named(h, "x-forwarded-host") || named(h, "x-forwarded-proto");
+             named(h, "x-forwarded-host") || named(h, "x-forwarded-proto") ||
+             named(h, "x-forwarded-prefix");
     });
   }
   if (peerAddress_.empty()) return;
@@ -192,7 +213,7 @@ void HttpSession::readRequest(bool first) {
 void HttpSession::parseBuffered() {
   RequestReader::Event event = reader_.parse(buffer_);
   if (bodyOut_ && event == RequestReader::Event::kNeedMore && !forwardBody()) return;
-  account();
+  if (!account()) return refuseForBuffers("input");
   switch (event) {
     case RequestReader::Event::kNeedMore:
       if (bodyOut_ && bodyWindowFull()) return pauseBody();
@@ -361,6 +382,7 @@ bool HttpSession::submitRequest(std::shared_ptr<BodyPipe> bodyStream) {
   out.method = head.method;
   out.url = "http://" + std::string(host) + route->path;
   out.headers = reader_.takeHeaders();
+  setClientAddress(out.headers);  // first: it drops an untrusted peer's x-forwarded-prefix
   if (route->mount->stripPrefix && route->mount->prefix != "/") {
     // Ours replaces any the client sent: an app may trust it to build its links.
     std::erase_if(out.headers, [](const auto& h) {
@@ -369,7 +391,6 @@ bool HttpSession::submitRequest(std::shared_ptr<BodyPipe> bodyStream) {
     });
     out.headers.emplace_back("x-forwarded-prefix", route->mount->prefix);
   }
-  setClientAddress(out.headers);
   if (bodyStream) {
     out.bodyStream = std::move(bodyStream);  // the body follows as it arrives
   } else {
@@ -439,6 +460,30 @@ void HttpSession::respond(AppResponse r) {
       logEvent(Level::kError, "response head refused",
                {{"app", app_}, {"request", requestId()}, {"error", *bad}});
       r = AppResponse::failed(FailureKind::kHandlerError, "response head refused: " + *bad);
+    }
+  }
+  if (r.failure == FailureKind::kNone && !r.stream && !isHead_) {
+    // The whole answer is held until the client has read it: charged to the client budget.
+    answerCharge_ = ByteCharge::take(context_.options.clientBuffers, r.body.size());
+    if (!answerCharge_) {
+      if (auto* m = context_.options.metrics) m->buffersFull.with({"answer"}).inc();
+      logEvent(Level::kWarn, "answer dropped: the bytes held for clients are at client_buffer_mb",
+               {{"request", requestId()}, {"app", app_}, {"bytes", r.body.size()}});
+      r = AppResponse::shed("client-buffers-full",
+                            "the answer does not fit in what the server may hold for clients");
+    }
+  }
+  if (r.stream && r.failure == FailureKind::kNone) {
+    // A stream holds at most its window (and a piece) here: charged from its start to its end.
+    streamCharge_ =
+        ByteCharge::take(context_.options.clientBuffers, kStreamWindowBytes + kStreamPieceBytes);
+    if (!streamCharge_) {
+      if (auto* m = context_.options.metrics) m->buffersFull.with({"stream"}).inc();
+      r.stream->abandon();
+      if (cancelHandle_) context_.backend.cancel(cancelHandle_);
+      r.stream.reset();
+      r = AppResponse::shed("client-buffers-full",
+                            "the stream does not fit in what the server may hold for clients");
     }
   }
   record(r.status);
@@ -557,6 +602,8 @@ void HttpSession::afterWrite(bool keep) {
   busy_ = false;
   writing_ = false;
   answerBytes_ = 0;
+  answerCharge_.reset();
+  streamCharge_.reset();
   account();
   cancelHandle_ = 0;
   // An answer that went out saying keep-alive (the stop began while it was written) keeps its

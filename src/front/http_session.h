@@ -113,8 +113,13 @@ class HttpSession final : public IdleConnection, public std::enable_shared_from_
   void markIdle();
   void unmarkIdle();
   void closeNow();
-  // Brings isolane_http_buffered_bytes up to date with what this connection holds now.
-  void account();
+  // Brings isolane_http_buffered_bytes up to date with what this connection holds now, and
+  // charges what it holds of the client's input to the client budget (options.clientBuffers).
+  // False when the budget has not got room for that input: the caller refuses the request.
+  bool account();
+  // The client budget is full: 503 + Retry-After (x-isolane-shed: client-buffers-full) for the
+  // current request, counted by what did not fit.
+  void refuseForBuffers(const char* what);
   const std::string& requestId();
   // isolane's own headers on an app's answer, each only where the app set none: the app's win.
   // Today one: x-request-id.
@@ -179,6 +184,11 @@ class HttpSession final : public IdleConnection, public std::enable_shared_from_
   bool bodyPaused_ = false;
   Clock::time_point bodyPausedAt_;
   std::size_t heldBytes_ = 0;  // last reported to the gauge
+  // What this connection has charged to the client budget: its input (unparsed bytes, request
+  // body not yet read by the app), the whole answer being written, a streamed answer's window.
+  ByteCharge inputCharge_;
+  ByteCharge answerCharge_;
+  ByteCharge streamCharge_;
 };
 
 template <typename F>

@@ -4,9 +4,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "ipc/app_modules.h"
 
 namespace isolane {
 
@@ -21,14 +24,17 @@ struct AppSpec {
   // Tests of the web APIs only: see ContextState::testHooks.
   bool testHooks = false;
   // V8's code cache of the entry module, when the master has one made by the same engine for a
-  // file with these bytes: their SHA-256, hex. The worker uses it only if the file it reads has
-  // that hash.
+  // module with these bytes: their SHA-256, hex. The worker uses it only if the entry it compiles
+  // has that hash.
   std::string codeCache = {};
   std::string sourceSha256 = {};
   // The app's own limits, over the server's (0: the server's): its isolates' heap, in MiB, and
   // the CPU time one request's JavaScript may use, in ms.
   std::size_t heapLimitMb = 0;
   std::uint32_t cpuLimitMs = 0;
+  // Its modules' bytes (ipc/app_modules.h), read by the master for a worker, which reads no
+  // file; null: the loader reads them (in process).
+  std::shared_ptr<const AppModules> modules = {};
 };
 
 // The largest code cache that crosses between master and worker, either way.

@@ -63,16 +63,37 @@ Result<std::string> encodeHello(std::int32_t pid, std::size_t max, const std::st
 }
 
 Result<std::string> encodeLoadApp(const AppSpec& app, std::size_t max) {
-  FlatBufferBuilder fbb(256 + app.codeCache.size());
+  std::size_t moduleBytes = app.modules ? app.modules->bytes() : 0;
+  if (moduleBytes + app.codeCache.size() > max) {
+    return Error{"app " + app.name + ": its modules (" + std::to_string(moduleBytes) +
+                 " bytes) and code cache do not fit the frame ceiling of " + std::to_string(max) +
+                 " bytes"};
+  }
+  FlatBufferBuilder fbb(1024 + app.codeCache.size() + moduleBytes);
   auto cache = app.codeCache.empty()
                    ? flatbuffers::Offset<flatbuffers::Vector<std::uint8_t>>()
                    : fbb.CreateVector(reinterpret_cast<const std::uint8_t*>(app.codeCache.data()),
                                       app.codeCache.size());
-  auto m =
-      wire::CreateLoadApp(fbb, fbb.CreateString(app.name), fbb.CreateString(app.modulePath),
-                          headers(fbb, app.vars), fbb.CreateVectorOfStrings(app.fetchAllow),
-                          headers(fbb, app.services), cache, fbb.CreateString(app.sourceSha256),
-                          static_cast<std::uint32_t>(app.heapLimitMb), app.cpuLimitMs);
+  std::vector<Offset<wire::ModuleFile>> files;
+  if (app.modules) {
+    for (const ModuleFile& f : app.modules->files) {
+      std::vector<Offset<wire::ModuleImport>> imports;
+      for (const ModuleFile::Import& im : f.imports) {
+        imports.push_back(wire::CreateModuleImport(fbb, fbb.CreateString(im.specifier),
+                                                   fbb.CreateString(im.path),
+                                                   fbb.CreateString(im.error)));
+      }
+      files.push_back(wire::CreateModuleFile(fbb, fbb.CreateString(f.path),
+                                             fbb.CreateString(f.source), fbb.CreateString(f.error),
+                                             fbb.CreateVector(imports)));
+    }
+  }
+  auto m = wire::CreateLoadApp(
+      fbb, fbb.CreateString(app.name), fbb.CreateString(app.modulePath), headers(fbb, app.vars),
+      fbb.CreateVectorOfStrings(app.fetchAllow), headers(fbb, app.services), cache,
+      fbb.CreateString(app.sourceSha256), static_cast<std::uint32_t>(app.heapLimitMb),
+      app.cpuLimitMs, app.modules ? fbb.CreateVector(files) : 0,
+      fbb.CreateString(app.modules ? app.modules->error : std::string()));
   return finish(fbb, wire::Message::LoadApp, m.Union(), max);
 }
 
@@ -89,6 +110,21 @@ AppSpec decodeLoadApp(const wire::LoadApp& m) {
   spec.sourceSha256 = str(m.source_sha256());
   spec.heapLimitMb = m.heap_limit_mb();
   spec.cpuLimitMs = m.cpu_limit_ms();
+  if (m.modules()) {
+    auto modules = std::make_shared<AppModules>();
+    modules->error = str(m.modules_error());
+    for (const wire::ModuleFile* f : *m.modules()) {
+      if (!f) continue;
+      ModuleFile file{str(f->path()), str(f->source()), str(f->error()), {}};
+      if (f->imports()) {
+        for (const wire::ModuleImport* im : *f->imports()) {
+          if (im) file.imports.push_back({str(im->specifier()), str(im->path()), str(im->error())});
+        }
+      }
+      modules->files.push_back(std::move(file));
+    }
+    spec.modules = std::move(modules);
+  }
   return spec;
 }
 

@@ -47,7 +47,7 @@ void FrameOutbox::breakLocked(std::unique_lock<std::mutex>& lock, const std::str
   lock.lock();
 }
 
-void FrameOutbox::sendBytes(std::string bytes) {
+void FrameOutbox::sendBytes(std::string bytes, std::shared_ptr<const void> hold) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (broken_) return;
   if (queue_.empty() && !flushing_) {
@@ -72,7 +72,7 @@ void FrameOutbox::sendBytes(std::string bytes) {
     return breakLocked(lock, "the other end stopped reading (" + std::to_string(queued_ >> 20) +
                                  " MiB of frames waiting)");
   }
-  queue_.push_back(std::move(bytes));
+  queue_.push_back(Entry{std::move(bytes), std::move(hold)});
   lock.unlock();
   wake_.notify_one();
 }
@@ -89,13 +89,13 @@ void FrameOutbox::flushLoop() {
     if (std::chrono::steady_clock::now() > stopBy) return;
     // Write the head of the queue without the lock, taken out of the queue (which a break may
     // clear meanwhile); senders append behind it, and none writes directly while it is out.
-    std::string current = std::move(queue_.front());
+    Entry current = std::move(queue_.front());
     queue_.pop_front();
     std::size_t offset = frontSent_;
     frontSent_ = 0;
     flushing_ = true;
-    const char* data = current.data() + offset;
-    std::size_t left = current.size() - offset;
+    const char* data = current.bytes.data() + offset;
+    std::size_t left = current.bytes.size() - offset;
     lock.unlock();
     pollfd pfd{fd_, POLLOUT, 0};
     int ready = ::poll(&pfd, 1, 100);
@@ -115,7 +115,7 @@ void FrameOutbox::flushLoop() {
       offset += static_cast<std::size_t>(n);
       queued_ -= static_cast<std::size_t>(n);
     }
-    if (offset < current.size()) {  // the rest goes first next time
+    if (offset < current.bytes.size()) {  // the rest goes first next time
       queue_.push_front(std::move(current));
       frontSent_ = offset;
     }

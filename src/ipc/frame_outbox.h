@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -35,8 +36,10 @@ class FrameOutbox {
 
   // An encoded frame, or an encoding error (logged; nothing is sent).
   void send(const Result<std::string>& frame);
-  // Frames already encoded (several may be batched into one write).
-  void sendBytes(std::string bytes);
+  // Frames already encoded (several may be batched into one write). `hold`, if given, is let go
+  // of once the bytes are written (or the socket is given up on): what keeps them charged to
+  // whoever made them (runtime/memory_budget.h).
+  void sendBytes(std::string bytes, std::shared_ptr<const void> hold = {});
 
  private:
   void flushLoop();
@@ -45,7 +48,11 @@ class FrameOutbox {
   const int fd_;
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::deque<std::string> queue_;  // waiting for the socket, in order
+  struct Entry {
+    std::string bytes;
+    std::shared_ptr<const void> hold;
+  };
+  std::deque<Entry> queue_;  // waiting for the socket, in order
   std::size_t queued_ = 0;
   std::size_t frontSent_ = 0;  // bytes of queue_.front() already written
   bool stopping_ = false;

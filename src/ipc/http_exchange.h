@@ -26,6 +26,10 @@ struct AppRequest {
   // A body streamed as it arrives (then `body` is empty): the front pushes, the backend takes
   // and acknowledges each piece once the app has read it.
   std::shared_ptr<BodyPipe> bodyStream = {};
+  // Keeps the memory `body` is charged to charged while it lives (a worker's copy of an app's
+  // outbound body counts against the app isolate's budget, runtime/memory_budget.h): whoever
+  // takes `body` onward takes this along until the bytes have left the process.
+  std::shared_ptr<const void> bodyHold = {};
   // Of an app marked streaming (SSE endpoints and the like): admitted against the stream cap from
   // the start, not only once its head says the body streams.
   bool streaming = false;
@@ -117,6 +121,9 @@ struct AppResponse {
   // the event loop), before a backend attaches the pipe.
   bool streamed = false;
   std::shared_ptr<BodyPipe> stream = {};
+  // As AppRequest::bodyHold: a worker's copy of an app's whole body stays charged to the app's
+  // isolate until its frames are written.
+  std::shared_ptr<const void> bodyHold = {};
 
   // True for failures the client may retry: the server, not the request, was the cause.
   bool retryable() const {

@@ -91,7 +91,14 @@ Result<bool> CodeCacheStore::keep(const std::string& engineKey, const std::strin
 
 void CodeCacheStore::offer(AppSpec& app, const std::string& engineKey) const {
   if (!enabled()) return;
-  app.sourceSha256 = fileSha256(app.modulePath);
+  // The bytes the worker will compile, when the master read them for it; else the file's.
+  const ModuleFile* entry =
+      app.modules && !app.modules->files.empty() ? &app.modules->files.front() : nullptr;
+  if (entry) {
+    app.sourceSha256 = entry->error.empty() ? sha256Hex(entry->source) : std::string();
+  } else {
+    app.sourceSha256 = fileSha256(app.modulePath);
+  }
   app.codeCache = find(engineKey, app.sourceSha256);
 }
 

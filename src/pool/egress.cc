@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include "ipc/exec_types.h"
 #include "ipc/fetch_codec.h"
 #include "obs/log.h"
 
@@ -61,6 +62,9 @@ void Egress::call(std::uint64_t owner, const std::shared_ptr<const Reply>& reply
     }
     init.policy = it->second;
   }
+  // The master chooses whom a connection is shared with, never the worker: the app it names
+  // (whose policy this is), and code-mode executions with nobody.
+  init.poolKey = call.app == kCodeModeEgressApp ? std::string() : call.app;
   init.app = std::move(call.app);
   init.method = std::move(call.method);
   init.url = std::move(call.url);

@@ -4,9 +4,12 @@
 
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "util/byte_budget.h"
 
 #include "ipc/frame_codec.h"
 #include "pool/crash_budget.h"
@@ -19,8 +22,14 @@ inline std::size_t defaultPoolSize() {
   return n < 1 ? 1 : (n > 16 ? 16 : n);
 }
 
+// What the master may hold for its clients by default (config client_buffer_mb).
+inline constexpr std::size_t kDefaultClientBufferBytes = std::size_t{512} << 20;
+
 struct PoolOptions {
-  std::size_t size = defaultPoolSize();  // workers, 1-16
+  std::size_t size = defaultPoolSize();  // workers of the shared group, 1-16
+  // Apps with worker processes of their own (config process = "own"), and how many: each has
+  // slots that load it alone, after the shared ones; the shared workers do not load it.
+  std::vector<std::pair<std::string, std::size_t>> ownApps;
   std::size_t maxInflight = 1024;        // global cap, 1-4096
   std::size_t workerMaxInflight = 512;   // per-worker cap
   std::size_t maxQueue = 0;              // requests waiting for room; 0: shed at once
@@ -47,6 +56,11 @@ struct PoolOptions {
   // apps holding at least an equal share of the requests in flight: the flood, not its
   // neighbours. An I/O-bound load (requests awaiting, short turns) never builds one. 0: off.
   std::chrono::milliseconds shedDelay{50};
+
+  // Bytes held for clients (whole answers arriving from workers, and the front's own: see
+  // front/http_server.h), shared with the HTTP front; past it an answer is shed with 503.
+  // Null: the backend makes one of kDefaultClientBufferBytes.
+  std::shared_ptr<ByteBudget> clientBuffers;
 
   std::chrono::milliseconds spawnTimeout{10'000};  // first heartbeat must arrive within
   // Where the master keeps the V8 code caches of the apps' modules (pool/code_cache_store.h);

@@ -1,5 +1,7 @@
 #include "pool/subprocess_backend.h"
 
+#include <set>
+
 #include <signal.h>
 
 #include "obs/log.h"
@@ -14,6 +16,9 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
       clock_(clock),
       manualSupervision_(supervision == Supervision::kManual),
       admitted_(options_.maxInflight),
+      clientBuffers_(options_.clientBuffers
+                         ? options_.clientBuffers
+                         : std::make_shared<ByteBudget>(kDefaultClientBufferBytes)),
       streams_(options_.streamMaxInflight),
       rejected_(metrics.counter("isolane_admission_rejected_total",
                                 "Requests shed before running, by reason", {"reason"})),
@@ -41,6 +46,10 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
           "isolane_isolate_recycles_total",
           "App isolates replaced by a fresh one: they hit their heap limit, or their live heap "
           "stayed near it after full collections")),
+      consoleDropped_(metrics.counter(
+          "isolane_console_dropped_lines_total",
+          "Console lines of apps dropped because the app logged past its rate limit (each worker "
+          "logs how many, per app, at most once a second)")),
       replays_(metrics.counter("isolane_requests_replayed_total",
                                "GET and HEAD requests sent again because their worker died "
                                "under them")),
@@ -60,11 +69,16 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
                                 {"slot"})),
       egress_(FetchClientOptions{}, options_.maxFrameBytes),
       codeCache_(options_.codeCacheDir) {
-  for (std::size_t i = 0; i < options_.size; ++i) {
+  auto addSlot = [&](const std::string& group) {
     auto slot = std::make_unique<Slot>();
-    slot->index = static_cast<int>(i);
+    slot->index = static_cast<int>(slots_.size());
+    slot->group = group;
     slot->budget = CrashBudget(options_.crashBudget);
     slots_.push_back(std::move(slot));
+  };
+  for (std::size_t i = 0; i < options_.size; ++i) addSlot("");
+  for (const auto& [app, n] : options_.ownApps) {
+    for (std::size_t i = 0; i < n; ++i) addSlot(app);
   }
   metrics.addCollector([this](Scrape& out) {
     std::vector<WorkerInfo> info = workers();
@@ -150,17 +164,41 @@ void SubprocessBackend::forgetLocked(std::uint64_t id) {
   auto it = pending_.find(id);
   if (it == pending_.end()) return;
   releaseLocked(it->second);
-  buffered_ -= it->second.response.body.size();
   pending_.erase(it);
 }
 
+// Lanes divide the shared workers (slots 0 to size - 1); an app of its own process has its own.
 std::size_t SubprocessBackend::streamingLane() const {
   // At least one slot stays in each lane.
-  return slots_.size() > 1 ? std::min(options_.streamingLane, slots_.size() - 1) : 0;
+  return options_.size > 1 ? std::min(options_.streamingLane, options_.size - 1) : 0;
 }
 
 bool SubprocessBackend::inStreamingLane(const Slot& slot) const {
-  return lanes() && static_cast<std::size_t>(slot.index) >= slots_.size() - streamingLane();
+  return lanes() && slot.group.empty() &&
+         static_cast<std::size_t>(slot.index) >= options_.size - streamingLane() &&
+         static_cast<std::size_t>(slot.index) < options_.size;
+}
+
+bool SubprocessBackend::servesLocked(const Slot& slot, const std::string& app) const {
+  if (!slot.group.empty()) return slot.group == app;
+  for (const auto& [own, n] : options_.ownApps) {
+    if (own == app) return false;
+  }
+  return true;
+}
+
+std::vector<AppSpec> SubprocessBackend::appsOf(const Slot& slot) const {
+  std::vector<AppSpec> out;
+  for (const AppSpec& app : apps_) {
+    if (servesLocked(slot, app.name)) out.push_back(app);
+  }
+  return out;
+}
+
+bool SubprocessBackend::candidateLocked(const Slot& slot, const std::string& app,
+                                        bool stream) const {
+  if (!servesLocked(slot, app)) return false;
+  return !slot.group.empty() || !lanes() || inStreamingLane(slot) == stream;
 }
 
 Status SubprocessBackend::start(const std::vector<AppSpec>& apps) {
@@ -171,8 +209,11 @@ Status SubprocessBackend::start(const std::vector<AppSpec>& apps) {
   // The first worker starts alone: one ready worker is enough to serve, and on a machine with
   // few cores the others' node start-up would slow it down. The supervisor spawns the others
   // once it is ready (tests that drive supervision themselves get every slot at once).
-  for (std::size_t i = 0; i < (manualSupervision_ ? slots_.size() : 1); ++i) {
+  // Likewise the first of each app of its own process.
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
     Slot& slot = *slots_[i];
+    bool firstOfGroup = i == 0 || slots_[i - 1]->group != slot.group;
+    if (!manualSupervision_ && !firstOfGroup) continue;
     if (slot.state == SlotState::kEmpty && !slot.proc) spawnLocked(slot);
   }
   if (manualSupervision_) return Status::success();
@@ -180,17 +221,18 @@ Status SubprocessBackend::start(const std::vector<AppSpec>& apps) {
       std::chrono::steady_clock::now() + options_.spawnTimeout + std::chrono::milliseconds(500);
   std::string error;
   while (true) {
-    std::size_t ready = 0;
+    std::set<std::string> readyGroups, groups;
     for (auto& s : slots_) {
-      if (s->state == SlotState::kReady) ++ready;
+      groups.insert(s->group);
+      if (s->state == SlotState::kReady) readyGroups.insert(s->group);
       if (!s->loadError.empty() && error.empty()) error = s->loadError;
       if (s->budget.recentCrashes() > 0 && error.empty() && !s->killReason.empty()) {
         error = "worker " + std::to_string(s->index) + " could not start: " + s->killReason;
       }
     }
-    // One ready worker is enough to serve: it loaded every app, so the apps are sound; the
-    // others join as they become ready (and are supervised like any respawn if they do not).
-    if (!error.empty() || ready > 0) break;
+    // One ready worker of each group is enough to serve: it loaded its apps, so they are sound;
+    // the others join as they become ready (and are supervised like any respawn if they do not).
+    if (!error.empty() || readyGroups.size() == groups.size()) break;
     if (wake_.wait_until(lock, deadline) == std::cv_status::timeout) {
       error = "workers did not become ready within " +
               std::to_string(options_.spawnTimeout.count()) + " ms";
@@ -252,7 +294,7 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
     done(AppResponse::failed(FailureKind::kShuttingDown, "the pool is shutting down"));
     return 0;
   }
-  Pick pick = admitted ? pickLocked(stream) : Pick{};
+  Pick pick = admitted ? pickLocked(stream, request.app) : Pick{};
   Slot* slot = pick.slot;
   bool wedged = pick.allWedged;
   if (slot && pick.overloaded && overFairShareLocked(request.app)) {
@@ -270,7 +312,7 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
     bool anyReady = false, anyStarting = false;
     SteadyTime now = clock_.now();
     for (auto& s : slots_) {
-      if (lanes() && inStreamingLane(*s) != stream) continue;
+      if (!candidateLocked(*s, request.app, stream)) continue;
       anyReady |= s->state == SlotState::kReady;
       anyStarting |= s->state == SlotState::kStarting ||
                      (s->state == SlotState::kEmpty && started_ && s->respawnAt <= now);

@@ -89,7 +89,10 @@ class SubprocessBackend final : public Backend {
   // engine made before, and its first heartbeat, which it answers once they are loaded.
   void loadApps(int slot, std::uint64_t generation, const std::string& engineKey);
   // What a worker's AppLoaded says of the code cache (mu_ not held).
-  void noteCodeCache(const std::string& engineKey, const wire::AppLoaded& loaded);
+  // Believed only for `offeredSha256` (what this load was offered) and from a worker's first load
+  // (`firstLoad`): see Slot::firstApp.
+  void noteCodeCache(const std::string& engineKey, const wire::AppLoaded& loaded,
+                     const std::string& offeredSha256, bool firstLoad);
   void onDeath(int slot, std::uint64_t generation, const std::string& reason);
   void killLocked(Slot& slot, const std::string& reason);
   // Dispatches to a worker or queues or sheds; mu_ must not be held.
@@ -114,7 +117,7 @@ class SubprocessBackend final : public Backend {
     bool overloaded = false;     // the slot has a standing queue (so has every other)
     bool quarantined = false;    // the slot is in quarantine (every other was unfit)
   };
-  Pick pickLocked(bool stream);
+  Pick pickLocked(bool stream, const std::string& app);
   // Under overload, whether `app` holds at least an equal share of the requests in flight.
   bool overFairShareLocked(const std::string& app) const;
   void countAppLocked(const std::string& app, bool up);
@@ -134,6 +137,12 @@ class SubprocessBackend final : public Backend {
   std::size_t streamingLane() const;
   bool lanes() const { return streamingLane() > 0; }
   bool inStreamingLane(const Slot& slot) const;
+  // Whether `slot`'s workers run `app` (its group's apps).
+  bool servesLocked(const Slot& slot, const std::string& app) const;
+  // The apps a slot's worker loads: its own app, or the shared ones.
+  std::vector<AppSpec> appsOf(const Slot& slot) const;
+  // Slots that may take `app`'s requests of this kind (the group, and the lane when shared).
+  bool candidateLocked(const Slot& slot, const std::string& app, bool stream) const;
 
   const PoolOptions options_;
   const Clock& clock_;
@@ -152,7 +161,8 @@ class SubprocessBackend final : public Backend {
   bool started_ = false;
 
   CappedCount admitted_;                  // the global in-flight cap (short requests)
-  std::atomic<std::size_t> buffered_{0};  // response body bytes held for requests in flight
+  // Bytes held for clients, shared with the front (PoolOptions::clientBuffers).
+  const std::shared_ptr<ByteBudget> clientBuffers_;
   CappedCount streams_;                   // the stream cap
 
   // Metrics.
@@ -166,6 +176,7 @@ class SubprocessBackend final : public Backend {
   Family<Counter>& codeCacheLoads_;
   Family<Counter>& codeCacheStored_;
   Family<Counter>& isolateRecycles_;
+  Family<Counter>& consoleDropped_;
   Family<Counter>& replays_;
   Family<Counter>& decisions_;
   Family<Counter>& quarantines_;

@@ -1,6 +1,7 @@
 // SubprocessBackend: the frames a worker sends about its requests, checked before use.
 #include <signal.h>
 
+#include "ipc/exec_types.h"
 #include "ipc/fetch_codec.h"
 #include "obs/events.h"
 #include "obs/log.h"
@@ -35,6 +36,13 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
   switch (frame.message_type()) {
     case wire::Message::FetchCall: {
       if (!slot.helloSeen) return violation("FetchCall before Hello");
+      // Only for an app it runs: a worker of the shared group never has the allowances of an
+      // app of its own process (nor the other way round).
+      const wire::FetchCall* call = frame.message_as_FetchCall();
+      if (call->action() == wire::FetchAction::Start && call->app() &&
+          call->app()->str() != kCodeModeEgressApp && !servesLocked(slot, call->app()->str())) {
+        return violation("FetchCall for an app it does not run");
+      }
       if (!slot.egressReply) slot.egressReply = Egress::replyTo(slot.proc);
       std::shared_ptr<const Egress::Reply> reply = slot.egressReply;
       lock.unlock();
@@ -61,11 +69,21 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
     case wire::Message::AppLoaded: {
       const wire::AppLoaded* m = frame.message_as_AppLoaded();
       if (!slot.helloSeen) return violation("AppLoaded before Hello");
+      // Each load it was sent is answered once, by its name.
+      std::string name = m->name() ? m->name()->str() : "";
+      auto load = slot.loadsOutstanding.find(name);
+      if (load == slot.loadsOutstanding.end()) {
+        return violation("AppLoaded for an app it was not loading (" +
+                         std::to_string(name.size()) + "-byte name)");
+      }
+      std::string offered = std::move(load->second);
+      slot.loadsOutstanding.erase(load);
       if (m->ok()) {
         std::string key = slot.engineKey;
+        bool first = name == slot.firstApp;
         ++slot.appsLoaded;
         lock.unlock();
-        noteCodeCache(key, *m);
+        noteCodeCache(key, *m, offered, first);
         return;
       }
       slot.loadError = m->error() ? m->error()->str() : "app failed to load";
@@ -86,13 +104,18 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
         isolateRecycles_.with({}).inc(m->isolates_recycled() - slot.isolatesRecycled);
       }
       slot.isolatesRecycled = m->isolates_recycled();
+      if (m->console_dropped_lines() > slot.consoleDropped) {
+        consoleDropped_.with({}).inc(m->console_dropped_lines() - slot.consoleDropped);
+      }
+      slot.consoleDropped = m->console_dropped_lines();
       if (slot.heartbeatOutstanding && m->seq() == slot.heartbeatSeq) {
         heartbeatRtt_.with({}).observe(
             std::chrono::duration<double>(now - slot.heartbeatSentAt).count());
         slot.heartbeatOutstanding = false;
         slot.nextHeartbeat = now + options_.heartbeatInterval;
       }
-      if (slot.state == SlotState::kStarting && slot.appsLoaded == apps_.size()) {
+      if (slot.state == SlotState::kStarting && slot.loadsSent &&
+          slot.loadsOutstanding.empty()) {
         slot.state = SlotState::kReady;
         slot.everReady = true;
         workerStart_.with({}).observe(std::chrono::duration<double>(now - slot.spawnedAt).count());
@@ -138,12 +161,14 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
           return violation("response body over " + std::to_string(kMaxResponseBodyBytes) +
                            " bytes");
         }
-        if (buffered_.fetch_add(n) + n > kMaxBufferedBytes) {
-          buffered_ -= n + p->response.body.size();
+        // The whole answer is held for its client from here on: the client budget's bytes.
+        if (!p->bodyCharge) p->bodyCharge = ByteCharge::take(clientBuffers_, 0);
+        if (!p->bodyCharge.resize(p->response.body.size() + n)) {
+          p->bodyCharge.reset();
           p->response.body.clear();
           p->response.body.shrink_to_fit();
-          p->discard = "the server's response buffers are full (" +
-                       std::to_string(kMaxBufferedBytes >> 20) + " MiB in flight)";
+          p->discard = "the bytes the server holds for clients are at client_buffer_mb (" +
+                       std::to_string(clientBuffers_->cap() >> 20) + " MiB)";
           return;
         }
         p->response.body.append(reinterpret_cast<const char*>(m->data()->data()), n);
@@ -162,10 +187,11 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
         drainQueue();
         return;
       }
-      buffered_ -= p->response.body.size();
+      // The front charges the answer itself while it writes it (front/http_session.cc).
+      p->bodyCharge.reset();
       AppResponse response = p->discard.empty()
                                  ? std::move(p->response)
-                                 : AppResponse::failed(FailureKind::kInternal, p->discard);
+                                 : AppResponse::shed("client-buffers-full", p->discard);
       p->response.body.clear();
       lock.unlock();
       finish(id, std::move(response));

@@ -24,7 +24,7 @@ bool SubprocessBackend::wedgedLocked(const Slot& slot) const {
 // quarantined one (it crashed lately) after every other. Starting
 // and dead slots are never picked. Streams are bounded by the stream cap alone, and spread by
 // the count of streams.
-SubprocessBackend::Pick SubprocessBackend::pickLocked(bool stream) {
+SubprocessBackend::Pick SubprocessBackend::pickLocked(bool stream, const std::string& app) {
   Pick pick;
   double bestScore = 0;
   Slot* byCounts = nullptr;  // what the in-flight counts alone would pick
@@ -34,7 +34,7 @@ SubprocessBackend::Pick SubprocessBackend::pickLocked(bool stream) {
   // With the wedge check off, no turn is long enough to count.
   auto wedgeAfter = options_.wedgedTurn.count() > 0 ? options_.wedgedTurn : std::chrono::hours(24);
   for (auto& s : slots_) {
-    if (s->state != SlotState::kReady || inStreamingLane(*s) != (stream && lanes())) continue;
+    if (s->state != SlotState::kReady || !candidateLocked(*s, app, stream)) continue;
     if (stream) {
       if (!pick.slot || s->streams < pick.slot->streams) pick.slot = s.get();
       continue;

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 
 #include "ipc/body_pipe.h"
 #include "ipc/status_page.h"
@@ -15,6 +16,9 @@ namespace isolane {
 
 struct SubprocessBackend::Slot {
   int index = 0;
+  // The app whose own process this slot runs (PoolOptions::ownApps); "" for the shared workers,
+  // which run every other app.
+  std::string group;
   SlotState state = SlotState::kEmpty;
   std::shared_ptr<WorkerProcess> proc;
   std::unique_ptr<StatusPageFile> status;  // what its executor threads are doing (may be null)
@@ -33,7 +37,15 @@ struct SubprocessBackend::Slot {
   std::string killReason;  // why we killed it, reported instead of "killed by signal SIGKILL"
   std::string loadError;
   bool helloSeen = false;
-  std::string engineKey;  // from its Hello: what its code caches are keyed by
+  std::string engineKey;  // from its Hello (sent before any app's code ran in it): caches' key
+  // The loads it was sent and has not answered: app name -> the module hash it was offered (the
+  // only one it may report a code cache for, once). And the app it loaded first, before any
+  // other app's code ran in it: only that app's code cache is believed (a worker that an app
+  // compromised while it loaded could otherwise hand the master a forged cache for the apps
+  // after it). The load order turns with each process, so each app is someone's first.
+  std::unordered_map<std::string, std::string> loadsOutstanding;
+  std::string firstApp;
+  bool loadsSent = false;  // its apps went out (it is ready once each is answered)
   CrashBudget budget;
   // Until then its process (this one or the next) gets requests only when no other can: it
   // crashed, or was killed as a last resort, lately. Kept across respawns.
@@ -44,9 +56,8 @@ struct SubprocessBackend::Slot {
   std::uint64_t rssBytes = 0, heapUsedBytes = 0, heapLimitBytes = 0, executions = 0;
   std::uint64_t isolates = 0;
   std::uint64_t isolatesRecycled = 0;
-  std::shared_ptr<const Egress::Reply>
-      egressReply;  // how its fetches' events reach it  // as its last heartbeat said (the worker
-                    // counts since start)
+  std::uint64_t consoleDropped = 0;
+  std::shared_ptr<const Egress::Reply> egressReply;  // how its fetches' events reach it
 };
 
 struct SubprocessBackend::Pending {
@@ -72,6 +83,8 @@ struct SubprocessBackend::Pending {
   // then sends it to another worker instead of to its client.
   bool withdrawing = false;
   bool clientGone = false;  // cancel() was called: never moved, never sent again
+  // A whole answer's body as it arrives, charged to the client budget (PoolOptions).
+  ByteCharge bodyCharge = {};
 };
 
 // A request that may be sent twice: nothing of it changes state by the Fetch and HTTP standards
@@ -88,9 +101,6 @@ struct SubprocessBackend::Queued {
   std::uint64_t id = 0;  // its cancel handle, kept when it leaves the queue for a worker
 };
 
-// Bodies buffered in the master across all requests: past it, the response that would cross it
-// is answered with an error instead (its bytes are dropped as they arrive).
-inline constexpr std::size_t kMaxBufferedBytes = 1024u << 20;
 
 inline std::string slotName(int i) { return std::to_string(i); }
 

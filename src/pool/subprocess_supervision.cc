@@ -1,6 +1,8 @@
 // SubprocessBackend: spawning, heartbeats, deaths, the last-resort kill, and shutdown.
 #include <signal.h>
 
+#include <algorithm>
+
 #include "obs/events.h"
 #include "obs/log.h"
 #include "pool/subprocess_backend.h"
@@ -60,8 +62,12 @@ void SubprocessBackend::spawnLocked(Slot& slot) {
   if (slot.everReady) respawns_.with({}).inc();
   slot.engineKey.clear();
   slot.helloSeen = false;
+  slot.loadsOutstanding.clear();
+  slot.firstApp.clear();
+  slot.loadsSent = false;
   slot.isolates = 0;
   slot.isolatesRecycled = 0;  // a new worker counts from zero
+  slot.consoleDropped = 0;
   slot.egressReply.reset();
   // The apps go out when it says hello (loadApps): their code caches depend on its engine.
   logEvent(Level::kInfo, "worker spawned", {{"slot", index}, {"pid", slot.proc->pid()}});
@@ -77,19 +83,47 @@ void SubprocessBackend::loadApps(int index, std::uint64_t generation,
     Slot& slot = *slots_[static_cast<std::size_t>(index)];
     if (slot.generation != generation || !slot.proc) return;
     proc = slot.proc;
-    apps = apps_;
+    apps = appsOf(slot);
   }
-  // Files are read with no lock held. A module whose file cannot be read goes without a hash:
-  // the worker then reports the error loading it.
+  // Each process loads the apps in another order (turned by slot and generation): only the
+  // code cache of the app a worker loads first is believed (Slot::firstApp), so each app is
+  // first in some worker.
+  if (!apps.empty()) {
+    std::rotate(apps.begin(),
+                apps.begin() + static_cast<std::ptrdiff_t>(
+                                   (static_cast<std::size_t>(index) + generation) % apps.size()),
+                apps.end());
+  }
+  // Files are read with no lock held, by the master: a worker reads none. A module that cannot
+  // be read goes with the reason instead of its bytes, and the worker's load reports it.
   std::vector<std::string> frames;
+  constexpr std::size_t kFrameRoom = 64 * 1024;  // for the rest of the LoadApp frame
+  std::size_t maxModuleBytes =
+      options_.maxFrameBytes > 2 * kFrameRoom ? options_.maxFrameBytes - kFrameRoom : kFrameRoom;
   for (AppSpec& app : apps) {
+    app.modules = std::make_shared<const AppModules>(readAppModules(app.modulePath, maxModuleBytes));
     codeCache_.offer(app, engineKey);
     auto frame = encodeLoadApp(app, options_.maxFrameBytes);
     if (!frame && !app.codeCache.empty()) {  // over the frame ceiling: without the cache
       app.codeCache.clear();
       frame = encodeLoadApp(app, options_.maxFrameBytes);
     }
+    if (!frame) {  // the modules alone do not fit: the worker's load fails, saying why
+      auto why = std::make_shared<AppModules>();
+      why->error = frame.error();
+      app.modules = std::move(why);
+      frame = encodeLoadApp(app, options_.maxFrameBytes);
+    }
     if (frame) frames.push_back(std::move(frame.value()));
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Slot& slot = *slots_[static_cast<std::size_t>(index)];
+    if (slot.generation != generation || !slot.proc) return;
+    slot.loadsOutstanding.clear();
+    for (const AppSpec& app : apps) slot.loadsOutstanding[app.name] = app.sourceSha256;
+    slot.firstApp = apps.empty() ? std::string() : apps.front().name;
+    slot.loadsSent = true;
   }
   for (const std::string& f : frames) (void)proc->send(f);
   // The first heartbeat is answered only after the loads before it: ready means loaded.
@@ -103,13 +137,25 @@ void SubprocessBackend::loadApps(int index, std::uint64_t generation,
   if (hb) (void)proc->send(hb.value());
 }
 
-void SubprocessBackend::noteCodeCache(const std::string& engineKey, const wire::AppLoaded& m) {
+void SubprocessBackend::noteCodeCache(const std::string& engineKey, const wire::AppLoaded& m,
+                                      const std::string& offeredSha256, bool firstLoad) {
   AppLoadReport report = decodeAppLoadReport(m);
   static const char* const kUse[] = {"none", "accepted", "rejected"};
   codeCacheLoads_.with({kUse[static_cast<int>(report.cache)]}).inc();
+  std::string app = m.name() ? m.name()->str() : "";
+  // What a worker says of a cache is believed only for the hash it was offered for this app,
+  // and only from the app it loaded before any other app's code ran in it.
+  if (report.sourceSha256 != offeredSha256) {
+    if (report.cache != CodeCacheUse::kNone || !report.producedCache.empty()) {
+      logEvent(Level::kWarn, "a worker's code cache report names a module it was not offered",
+               {{"app", app}});
+    }
+    return;
+  }
+  if (!firstLoad) return;
   if (report.cache == CodeCacheUse::kRejected) {
     logEvent(Level::kWarn, "V8 rejected a code cache; the module was compiled",
-             {{"app", m.name() ? m.name()->str() : ""}, {"sha256", report.sourceSha256}});
+             {{"app", app}, {"sha256", report.sourceSha256}});
   }
   Result<bool> kept = codeCache_.settle(engineKey, report);
   if (!kept) {
@@ -121,7 +167,9 @@ void SubprocessBackend::noteCodeCache(const std::string& engineKey, const wire::
 
 bool SubprocessBackend::lastLiveOfLaneLocked(const Slot& slot, SteadyTime now) const {
   for (const auto& s : slots_) {
-    if (s.get() == &slot || inStreamingLane(*s) != inStreamingLane(slot)) continue;
+    if (s.get() == &slot || s->group != slot.group || inStreamingLane(*s) != inStreamingLane(slot)) {
+      continue;
+    }
     bool resting = s->state == SlotState::kEmpty && s->respawnAt > now;
     if (!resting) return false;
   }
@@ -157,7 +205,6 @@ void SubprocessBackend::onDeath(int index, std::uint64_t generation, const std::
     std::string cut = "WORKER_CRASHED: worker " + std::to_string(index) + " died: " + reason;
     for (auto it = pending_.begin(); it != pending_.end();) {
       if (it->second.slot == index && it->second.generation == generation) {
-        buffered_ -= it->second.response.body.size();
         releaseLocked(it->second);
         if (it->second.done) {
           orphans.push_back(

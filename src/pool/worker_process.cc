@@ -41,6 +41,11 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(const std::vector<st
     return Error{std::string("cannot pass the status page: ") + std::strerror(errno)};
   }
   if (status >= 0) posix_spawn_file_actions_adddup2(&actions, status, 4);
+  // The worker holds its socket (3), its status page (4) and its output (stdout and stderr, which
+  // go to the server's log), nothing else of the master's: no listener, no client connection,
+  // no upstream socket it could write a forged answer to. stdin reads nothing.
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addclosefrom_np(&actions, status >= 0 ? 5 : 4);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   // The child starts with default signal handling and nothing blocked, whatever the server
@@ -55,10 +60,9 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(const std::vector<st
   args.reserve(argv.size() + 1);
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  // Workers are node processes: no NODE_OPTIONS or other NODE_* variable reaches them. Nor
-  // does a service manager's NOTIFY_SOCKET: only the master speaks for the service.
-  std::vector<std::string> env = childEnvironment();
-  std::erase_if(env, [](const std::string& e) { return e.starts_with("NOTIFY_SOCKET="); });
+  // Nothing of the master's environment but what the engine needs (util/environment.h): no
+  // secret, no NODE_OPTIONS, no service manager's NOTIFY_SOCKET.
+  std::vector<std::string> env = workerEnvironment();
   std::vector<char*> envp;
   envp.reserve(env.size() + 1);
   for (std::string& e : env) envp.push_back(e.data());

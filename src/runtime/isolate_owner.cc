@@ -12,40 +12,32 @@ namespace {
 
 // Caps what JavaScript can allocate outside the V8 heap. Without it `new ArrayBuffer(2 ** 32)`
 // takes host memory no heap limit sees. An allocation over the cap fails, which JavaScript sees
-// as a RangeError ("Array buffer allocation failed").
+// as a RangeError ("Array buffer allocation failed"). The cap is the isolate's memory budget,
+// which the host's own copies of JavaScript's bytes are charged to as well.
 class CappedAllocator final : public v8::ArrayBuffer::Allocator {
  public:
-  explicit CappedAllocator(std::size_t capBytes) : cap_(capBytes) {}
+  explicit CappedAllocator(std::shared_ptr<ByteBudget> budget) : budget_(std::move(budget)) {}
 
   void* Allocate(std::size_t length) override {
-    if (!reserve(length)) return nullptr;
+    if (!budget_->tryReserve(length)) return nullptr;
     void* p = std::calloc(length ? length : 1, 1);
-    if (!p) used_ -= length;
+    if (!p) budget_->release(length);
     return p;
   }
   void* AllocateUninitialized(std::size_t length) override {
-    if (!reserve(length)) return nullptr;
+    if (!budget_->tryReserve(length)) return nullptr;
     void* p = std::malloc(length ? length : 1);
-    if (!p) used_ -= length;
+    if (!p) budget_->release(length);
     return p;
   }
+  // May run on a GC thread.
   void Free(void* data, std::size_t length) override {
     std::free(data);
-    used_ -= length;
+    budget_->release(length);
   }
 
  private:
-  bool reserve(std::size_t length) {
-    std::size_t before = used_.fetch_add(length);
-    if (before + length > cap_) {
-      used_ -= length;
-      return false;
-    }
-    return true;
-  }
-
-  const std::size_t cap_;
-  std::atomic<std::size_t> used_{0};  // Free() may run on a GC thread
+  const std::shared_ptr<ByteBudget> budget_;
 };
 
 // An error's `stack`, as Node and V8 10 formatted it: "Name: message" (read through the error's
@@ -142,12 +134,15 @@ IsolateOwner::IsolateOwner(const IsolateLimits& limits, MakeSnapshot make)
 // this thread, never to node's event loop); the constructors then initialise with these
 // parameters.
 v8::Isolate::CreateParams IsolateOwner::allocate(const IsolateLimits& limits) {
-  allocator_ = std::make_unique<CappedAllocator>(limits.arrayBufferMb << 20);
+  budget_ = std::make_shared<ByteBudget>(limits.arrayBufferMb << 20);
+  allocator_ = std::make_unique<CappedAllocator>(budget_);
   v8::Isolate::CreateParams params;
   params.array_buffer_allocator = allocator_.get();
   params.constraints.ConfigureDefaultsFromHeapSize(0, limits.heapMb << 20);
   oldGenerationLimit_ = params.constraints.max_old_generation_size_in_bytes();
   isolate_ = v8::Isolate::Allocate();
+  // Natives find the budget through the isolate (isolateMemoryBudget); the owner does not move.
+  isolate_->SetData(kMemoryBudgetSlot, &budget_);
   nodePlatform().RegisterIsolate(isolate_, delegate_.get());
   return params;
 }

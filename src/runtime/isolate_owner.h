@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 
+#include "runtime/memory_budget.h"
 #include "util/thread_checker.h"
 
 namespace isolane {
@@ -24,7 +25,8 @@ struct IsolateLimits {
   // total (ResourceConstraints::ConfigureDefaultsFromHeapSize). Code and ArrayBuffer contents
   // are outside it (the latter are capped by arrayBufferMb).
   std::size_t heapMb = 128;
-  std::size_t arrayBufferMb = 256;  // backing stores allocated by JavaScript
+  // Backing stores allocated by JavaScript, and the host's copies of its bytes (runtime/memory_budget.h).
+  std::size_t arrayBufferMb = 256;
 };
 
 // A V8 startup snapshot to create isolates from: the blob, and the addresses of the native
@@ -63,6 +65,9 @@ class IsolateOwner {
     return isolate_;
   }
 
+  // What the isolate's JavaScript holds outside its heap, and the cap (runtime/memory_budget.h).
+  const std::shared_ptr<ByteBudget>& memoryBudget() const { return budget_; }
+
   // The snapshot the isolate was made from, or null.
   const IsolateSnapshot* snapshot() const { return snapshot_; }
   // The snapshot creator of an owner made with MakeSnapshot, else null.
@@ -97,6 +102,7 @@ class IsolateOwner {
   ThreadChecker thread_;
   std::shared_ptr<ForegroundTasks> tasks_;
   std::unique_ptr<TaskDelegate> delegate_;
+  std::shared_ptr<ByteBudget> budget_;  // shared: a charge may outlive the isolate
   std::unique_ptr<v8::ArrayBuffer::Allocator> allocator_;
   v8::Isolate* isolate_ = nullptr;
   const IsolateSnapshot* snapshot_ = nullptr;

@@ -10,6 +10,8 @@
 
 #include <v8.h>
 
+#include <algorithm>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -59,6 +61,22 @@ inline bool stringValue(JsScope& js, v8::Local<v8::Value> value, std::string* ou
   out->resize(static_cast<std::size_t>(length));
   s->WriteUtf8(js.isolate(), out->data(), length, nullptr,
                v8::String::NO_NULL_TERMINATION | v8::String::REPLACE_INVALID_UTF8);
+  return true;
+}
+
+// At most `max` bytes of a JavaScript string's UTF-8 (never part of a character), without
+// converting the rest; `size` gets the whole string's length in UTF-8 bytes. False unless
+// `value` is a string.
+inline bool stringPrefix(JsScope& js, v8::Local<v8::Value> value, std::size_t max,
+                         std::string* out, std::size_t* size) {
+  if (value.IsEmpty() || !value->IsString()) return false;
+  auto s = value.As<v8::String>();
+  auto length = static_cast<std::size_t>(s->Utf8Length(js.isolate()));
+  *size = length;
+  out->resize(std::min(length, max));
+  int written = s->WriteUtf8(js.isolate(), out->data(), static_cast<int>(out->size()), nullptr,
+                             v8::String::NO_NULL_TERMINATION | v8::String::REPLACE_INVALID_UTF8);
+  out->resize(static_cast<std::size_t>(std::max(written, 0)));
   return true;
 }
 

@@ -2,18 +2,14 @@
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <memory>
 
 #include "runtime/context_state.h"
 #include "runtime/js_errors.h"
-#include "util/read_file.h"
 #include "util/sha256.h"
 
 namespace isolane {
 namespace {
-
-namespace fs = std::filesystem;
 
 bool isRelative(const std::string& s) {
   return s.rfind("./", 0) == 0 || s.rfind("../", 0) == 0 || s.rfind('/', 0) == 0;
@@ -83,13 +79,18 @@ v8::MaybeLocal<v8::Module> ModuleGraph::load(JsScope& js, const std::string& pat
   if (auto it = byPath_.find(path); it != byPath_.end()) {
     return entries_[it->second].module.Get(js.isolate());
   }
-  std::string source;
-  if (!readFile(path, &source)) {
-    *error = "cannot read module " + path + ": " + std::strerror(errno);
+  auto file = files_.find(path);
+  if (file == files_.end()) {
+    *error = "cannot read module " + path + ": its bytes were not given";
     return {};
   }
+  if (!file->second->error.empty()) {
+    *error = file->second->error;
+    return {};
+  }
+  const ModuleFile& source = *file->second;
   v8::Local<v8::Module> module;
-  if (!compile(js, path, source, error, entry).ToLocal(&module)) return {};
+  if (!compile(js, path, source.source, error, entry).ToLocal(&module)) return {};
   std::size_t index = byPath_.at(path);
   v8::Local<v8::FixedArray> requests = module->GetModuleRequests();
   for (int i = 0; i < requests->Length(); ++i) {
@@ -104,16 +105,23 @@ v8::MaybeLocal<v8::Module> ModuleGraph::load(JsScope& js, const std::string& pat
           "file first, for example: esbuild app.js --bundle --format=esm --outfile=dist/app.js";
       return {};
     }
-    fs::path target =
-        specifier[0] == '/' ? fs::path(specifier) : fs::path(path).parent_path() / specifier;
-    std::error_code ec;
-    fs::path resolved = fs::weakly_canonical(target, ec);
-    if (ec || !fs::is_regular_file(resolved)) {
-      *error = where + "cannot import '" + specifier + "': no such file " + target.string();
+    // Resolved when the files were read (ipc/app_modules.h).
+    const ModuleFile::Import* found = nullptr;
+    for (const ModuleFile::Import& im : source.imports) {
+      if (im.specifier == specifier) found = &im;
+    }
+    if (!found) {
+      *error = where + "cannot import '" + specifier +
+               "': it was not found when the app's files were read (an import is found by the "
+               "string literal after `from` or `import`)";
       return {};
     }
-    if (load(js, resolved.string(), error).IsEmpty()) return {};
-    entries_[index].resolved.emplace(specifier, resolved.string());
+    if (found->path.empty()) {
+      *error = where + "cannot import '" + specifier + "': " + found->error;
+      return {};
+    }
+    if (load(js, found->path, error).IsEmpty()) return {};
+    entries_[index].resolved.emplace(specifier, found->path);
   }
   return module;
 }
@@ -138,18 +146,23 @@ v8::MaybeLocal<v8::Module> ModuleGraph::resolveCallback(v8::Local<v8::Context> c
   return {};
 }
 
-v8::MaybeLocal<v8::Object> ModuleGraph::loadMain(JsScope& js, const std::string& path,
+v8::MaybeLocal<v8::Object> ModuleGraph::loadMain(JsScope& js, const AppModules& modules,
                                                  std::string* error, const std::string& codeCache,
                                                  const std::string& sourceSha256,
                                                  AppLoadReport* report) {
   AppLoadReport unused;
   EntryCache entry{codeCache, sourceSha256, report ? *report : unused};
-  std::error_code ec;
-  std::string absolute = fs::weakly_canonical(fs::absolute(path), ec).string();
-  if (ec || !fs::is_regular_file(absolute)) {
-    *error = "cannot read module " + path + ": no such file";
+  if (!modules.error.empty() || modules.files.empty()) {
+    *error = modules.error.empty() ? "no module to load" : modules.error;
     return {};
   }
+  files_.clear();
+  for (const ModuleFile& f : modules.files) files_.emplace(f.path, &f);
+  struct Forget {
+    std::unordered_map<std::string, const ModuleFile*>& files;
+    ~Forget() { files.clear(); }
+  } forget{files_};
+  const std::string& absolute = modules.files.front().path;
   v8::Local<v8::Module> module;
   if (!load(js, absolute, error, &entry).ToLocal(&module)) return {};
 

@@ -1,8 +1,9 @@
 #pragma once
-// ModuleGraph: an app's ES modules, loaded from files. Static relative imports ("./x.js",
-// "../y.js") are resolved against the importing file when the app loads; a bare specifier
-// ("hono") fails the load with a message that says to bundle the app, since there is no package
-// resolution at run time. One graph per app context; only the executor thread touches it.
+// ModuleGraph: an app's ES modules, from the bytes of its files (ipc/app_modules.h: read by the
+// master for a worker, which reads no file). Static relative imports ("./x.js", "../y.js") were
+// resolved against the importing file when the files were read; a bare specifier ("hono") fails
+// the load with a message that says to bundle the app, since there is no package resolution at
+// run time. One graph per app context; only the executor thread touches it.
 // A code-mode execution's graph is in memory instead (loadInMemory): its modules come from the
 // request, and an import names one of them exactly.
 
@@ -24,14 +25,14 @@ class ModuleGraph {
   ModuleGraph(const ModuleGraph&) = delete;
   ModuleGraph& operator=(const ModuleGraph&) = delete;
 
-  // Loads, links and evaluates the module at `path` (and its imports) in js's context, whose
-  // ContextState must point at this graph. On failure returns empty and sets `error` to a message
-  // naming the file and line.
+  // Loads, links and evaluates the entry module of `modules` (and its imports) in js's context,
+  // whose ContextState must point at this graph (`modules` need not outlive the call). On failure
+  // returns empty and sets `error` to a message naming the file and line.
   // The entry module is compiled from `codeCache` when its bytes hash to `sourceSha256` (hex);
   // `report` says what became of it, and carries a new cache (made after evaluation, so that the
   // functions the module ran are in it) when none was accepted and `sourceSha256` is given (the
   // master keeps caches).
-  v8::MaybeLocal<v8::Object> loadMain(JsScope& js, const std::string& path, std::string* error,
+  v8::MaybeLocal<v8::Object> loadMain(JsScope& js, const AppModules& modules, std::string* error,
                                       const std::string& codeCache = {},
                                       const std::string& sourceSha256 = {},
                                       AppLoadReport* report = nullptr);
@@ -89,6 +90,8 @@ class ModuleGraph {
   std::unordered_map<std::string, std::size_t> byPath_;
   std::unordered_multimap<int, std::size_t> byHash_;
   const std::vector<GuestModule>* memory_ = nullptr;  // loadInMemory's modules
+  // loadMain's files, by path, while it runs.
+  std::unordered_map<std::string, const ModuleFile*> files_;
   ErrorLocation* where_ = nullptr;                    // loadInMemory's, while it runs
 };
 

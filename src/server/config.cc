@@ -139,6 +139,7 @@ Result<ServerConfig> parseConfig(const std::string& text, const std::string& bas
         readInt(*server, "max_isolates", config.maxIsolates, 1, 4096, where),
         readMs(*server, "isolate_idle_ms", config.isolateIdleTimeout, where),
         readInt(*server, "max_body_bytes", config.maxBodyBytes, 0, 1LL << 32, where),
+        readInt(*server, "client_buffer_mb", config.clientBufferMb, 16, 1 << 20, where),
         readInt(*server, "max_header_bytes", config.maxHeaderBytes, 1024, 1 << 20, where),
         readInt(*server, "max_connections", config.maxConnections, 0, 1 << 20, where),
         readInt(*server, "heap_limit_mb", config.heapLimitMb, 16, 16384, where),
@@ -234,9 +235,18 @@ Result<ServerConfig> parseConfig(const std::string& text, const std::string& bas
     app.stripPrefix = (*t)["strip_prefix"].value_or(true);
     app.streaming = (*t)["streaming"].value_or(false);
     std::string appWhere = where + " (" + app.name + ")";
+    std::string process = (*t)["process"].value_or(std::string("shared"));
+    if (process != "shared" && process != "own") {
+      return Error{appWhere + ": 'process' is \"shared\" (the default) or \"own\""};
+    }
+    app.ownProcess = process == "own";
+    if (!app.ownProcess && t->contains("workers")) {
+      return Error{appWhere + ": 'workers' is for an app with process = \"own\""};
+    }
     Status limits[] = {
         readInt(*t, "heap_limit_mb", app.heapLimitMb, 16, 16384, appWhere),
         readMs(*t, "request_cpu_ms", app.requestCpuLimit, appWhere),
+        readInt(*t, "workers", app.ownWorkers, 1, 16, appWhere),
     };
     for (Status& s : limits) {
       if (!s) return Error{s.error()};
@@ -273,11 +283,20 @@ Result<ServerConfig> parseConfig(const std::string& text, const std::string& bas
   }
   for (const AppConfig& app : config.apps) {
     for (const auto& [binding, target] : app.services) {
-      bool found = false;
-      for (const AppConfig& other : config.apps) found |= other.name == target;
+      const AppConfig* found = nullptr;
+      for (const AppConfig& other : config.apps) {
+        if (other.name == target) found = &other;
+      }
       if (!found) {
         return Error{sourceName + ": app '" + app.name + "' binds " + binding +
                      " to an app named '" + target + "', which is not configured"};
+      }
+      // A binding calls the other app inside the same worker process.
+      if ((app.ownProcess || found->ownProcess) && target != app.name) {
+        return Error{sourceName + ": app '" + app.name + "' binds " + binding + " to '" + target +
+                     "', but " + (app.ownProcess ? "'" + app.name + "'" : "'" + target + "'") +
+                     " runs in processes of its own (process = \"own\"), and a binding calls "
+                     "an app of the same process"};
       }
     }
   }

@@ -26,6 +26,11 @@ struct AppConfig {
   // The app's own limits over the server's (0: the server's).
   std::size_t heapLimitMb = 0;
   std::chrono::milliseconds requestCpuLimit{0};
+  // process = "own": worker processes of its own (`workers` of them), which run no other app,
+  // so that its fetch_allow, its connections and its data are out of reach of the workers of
+  // the other apps (a worker one app took over has every allowance of every app it runs).
+  bool ownProcess = false;
+  std::size_t ownWorkers = 1;
 };
 
 struct ServerConfig {
@@ -42,6 +47,10 @@ struct ServerConfig {
   std::size_t maxIsolates = 64;
   std::chrono::milliseconds isolateIdleTimeout{300'000};
   std::size_t maxBodyBytes = std::size_t{1024} * 1024;
+  // Everything the master holds for its clients, over every connection: unparsed input, request
+  // bodies not yet read by their app, whole answers until written, each stream's window. Past
+  // it a request is answered 503 + Retry-After (x-isolane-shed: client-buffers-full).
+  std::size_t clientBufferMb = kDefaultClientBufferBytes >> 20;
   std::size_t maxHeaderBytes = std::size_t{16} * 1024;
   // 0: room for every stream the stream cap admits, every short request the global cap admits,
   // and 1,024 idle keep-alive connections besides (12,048 by default).

@@ -25,6 +25,7 @@ Result<ExecutorSettings> loadExecutorConfig(const std::string& path) {
     }
   }
   ExecDefaults& d = s.daemon.defaults;
+  std::size_t bufferedMb = s.daemon.maxBufferedBytes >> 20;
   Status checks[] = {
       readInt(*t, "workers", s.workers, 0, 16, where),
       readInt(*t, "executions_per_worker", s.executionsPerWorker, 1, 1024, where),
@@ -43,6 +44,8 @@ Result<ExecutorSettings> loadExecutorConfig(const std::string& path) {
               ExecLimits::kMaxMemoryMb, where),
       readInt(*t, "max_connections", s.daemon.maxConnections, 1, 1'000'000, where),
       readInt(*t, "max_message_bytes", s.daemon.maxBodyBytes, 1024, 64 << 20, where),
+      readInt(*t, "max_buffered_mb", bufferedMb, 16, 1 << 20, where),
+      readMs(*t, "message_timeout_ms", s.daemon.messageTimeout, where),
       readMs(*t, "shutdown_drain_ms", s.shutdownDrain, where),
   };
   for (Status& c : checks) {
@@ -52,6 +55,7 @@ Result<ExecutorSettings> loadExecutorConfig(const std::string& path) {
     return Error{where +
                  ": timeout_ms and memory_mb must be within max_timeout_ms and max_memory_mb"};
   }
+  s.daemon.maxBufferedBytes = bufferedMb << 20;
   if (auto sandbox = (*t)["sandbox"].value<bool>()) s.sandbox = *sandbox;
   return s;
 }

@@ -13,8 +13,13 @@
 namespace isolane {
 
 std::unique_ptr<Backend> makeSubprocessBackend(const ServerConfig& config,
-                                               MetricsRegistry& metrics) {
+                                               MetricsRegistry& metrics,
+                                               std::shared_ptr<ByteBudget> clientBuffers) {
   PoolOptions pool = config.pool;
+  pool.clientBuffers = clientBuffers;
+  for (const AppConfig& app : config.apps) {
+    if (app.ownProcess) pool.ownApps.emplace_back(app.name, app.ownWorkers);
+  }
   pool.codeCacheDir = effectiveCodeCacheDir(config);
   pool.requestTimeout = config.requestTimeout;
   // A request may wait behind the longest synchronous turn any app may take.
@@ -100,7 +105,9 @@ std::vector<AppSpec> appSpecs(const ServerConfig& config) {
   return specs;
 }
 
-Server::Server(ServerConfig config) : config_(std::move(config)) {}
+Server::Server(ServerConfig config)
+    : config_(std::move(config)),
+      clientBuffers_(std::make_shared<ByteBudget>(config_.clientBufferMb << 20)) {}
 
 Server::~Server() { stop(); }
 
@@ -113,7 +120,7 @@ Status Server::start() {
           "starts it there for `serve` with backend = \"inprocess\")"};
     }
   } else {
-    backend_ = makeSubprocessBackend(config_, metrics_);
+    backend_ = makeSubprocessBackend(config_, metrics_, clientBuffers_);
   }
   std::vector<Mount> mounts;
   for (const AppConfig& app : config_.apps) {
@@ -128,6 +135,7 @@ Status Server::start() {
   http.reactorThreads = config_.reactorThreads;
   http.maxBodyBytes = config_.maxBodyBytes;
   http.maxHeaderBytes = config_.maxHeaderBytes;
+  http.clientBuffers = clientBuffers_;
   http.maxConnections = connectionLimit(effectiveMaxConnections(config_));
   http.headerTimeout = config_.headerTimeout;
   http.bodyTimeout = config_.bodyTimeout;

@@ -48,6 +48,8 @@ class Server {
 
  private:
   ServerConfig config_;
+  // What the front and the backend hold for clients, together (config client_buffer_mb).
+  const std::shared_ptr<ByteBudget> clientBuffers_;
   std::atomic<bool> draining_{false};
   ConsoleLog console_;
   MetricsRegistry metrics_;  // before everything that registers in it
@@ -65,8 +67,10 @@ class Server {
 // only in the engine (inprocess_factory.cc); linked into the master, makeInProcessBackend returns
 // null (inprocess_unavailable.cc).
 std::unique_ptr<Backend> makeInProcessBackend(const ServerConfig& config, LogSink& log);
+// `clientBuffers`: the budget of bytes held for clients it shares with a front (null: its own).
 std::unique_ptr<Backend> makeSubprocessBackend(const ServerConfig& config,
-                                               MetricsRegistry& metrics);
+                                               MetricsRegistry& metrics,
+                                               std::shared_ptr<ByteBudget> clientBuffers = {});
 // What the backend is told of each configured app.
 std::vector<AppSpec> appSpecs(const ServerConfig& config);
 

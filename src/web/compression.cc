@@ -15,6 +15,7 @@
 #include "runtime/context_state.h"
 #include "runtime/js_scope.h"
 #include "runtime/js_values.h"
+#include "runtime/memory_budget.h"
 
 namespace isolane {
 namespace {
@@ -37,9 +38,19 @@ struct ZlibStream {
   bool ended = false;      // zlib reached the end of the (de)compressed stream
   bool finishing = false;  // the input is complete: what is pending is the last of it
   bool failed = false;     // an error was thrown: the stream takes nothing more
-  // The input fed and not yet consumed: a copy, so the app's buffer may change or be detached.
+  // The input fed and not yet consumed: a copy, so the app's buffer may change or be detached,
+  // charged to the isolate's memory budget until zlib has consumed it.
   std::vector<std::uint8_t> pending;
   std::size_t pendingOffset = 0;
+  ByteCharge pendingCharge;
+
+  void dropConsumedInput() {
+    if (pendingOffset < pending.size()) return;
+    pending.clear();
+    pending.shrink_to_fit();
+    pendingOffset = 0;
+    pendingCharge.reset();
+  }
 
   ~ZlibStream() {
     if (!initialised) return;
@@ -51,9 +62,11 @@ struct ZlibStream {
   }
 };
 
-// A context's open streams, and the bytes zlib holds for them.
+// A context's open streams, and the bytes zlib holds for them (charged to the isolate's memory
+// budget as well as capped per context).
 class ZlibRegistry {
  public:
+  explicit ZlibRegistry(std::shared_ptr<ByteBudget> budget) : budget(std::move(budget)) {}
   // The streams go first: ending them gives their memory back through release(), which counts
   // it in bytesInUse.
   ~ZlibRegistry() { streams.clear(); }
@@ -61,6 +74,7 @@ class ZlibRegistry {
   std::unordered_map<std::uint32_t, std::unique_ptr<ZlibStream>> streams;
   std::uint32_t nextId = 1;
   std::size_t bytesInUse = 0;
+  const std::shared_ptr<ByteBudget> budget;
   // Where zlibRead writes its output before copying it into an ArrayBuffer: one for the
   // context (its natives run one at a time), on the heap rather than the native stack.
   std::vector<std::uint8_t> output;
@@ -72,8 +86,12 @@ class ZlibRegistry {
     if (bytes > kCompressionMemoryCap || self->bytesInUse + bytes > kCompressionMemoryCap) {
       return Z_NULL;
     }
+    if (self->budget && !self->budget->tryReserve(bytes)) return Z_NULL;
     auto* block = static_cast<std::size_t*>(std::malloc(bytes + sizeof(std::max_align_t)));
-    if (block == nullptr) return Z_NULL;
+    if (block == nullptr) {
+      if (self->budget) self->budget->release(bytes);
+      return Z_NULL;
+    }
     *block = bytes;
     self->bytesInUse += bytes;
     return reinterpret_cast<char*>(block) + sizeof(std::max_align_t);
@@ -83,13 +101,16 @@ class ZlibRegistry {
     auto* block =
         reinterpret_cast<std::size_t*>(static_cast<char*>(address) - sizeof(std::max_align_t));
     self->bytesInUse -= *block;
+    if (self->budget) self->budget->release(*block);
     std::free(block);
   }
 };
 
 ZlibRegistry& registryOf(const Args& args) {
   ContextState* state = ContextState::from(args.GetIsolate()->GetCurrentContext());
-  if (!state->compression) state->compression = std::make_shared<ZlibRegistry>();
+  if (!state->compression) {
+    state->compression = std::make_shared<ZlibRegistry>(isolateMemoryBudget(args.GetIsolate()));
+  }
   return *static_cast<ZlibRegistry*>(state->compression.get());
 }
 
@@ -188,8 +209,11 @@ void zlibFeed(const Args& args) {
     stream->failed = true;
     return throwType(isolate, "The compressed data has bytes after its end");
   }
+  ByteCharge charge = chargeIsolateOrThrow(isolate, size, "compression stream input");
+  if (!charge) return;
   stream->pending.assign(data, data + size);
   stream->pendingOffset = 0;
+  stream->pendingCharge = std::move(charge);
   stream->finishing = args[2]->IsTrue();
 }
 
@@ -228,6 +252,7 @@ void zlibRead(const Args& args) {
     std::size_t consumed = step - z.avail_in;
     std::size_t produced = kOutputPiece - z.avail_out;
     stream->pendingOffset += consumed;
+    stream->dropConsumedInput();
     if (rc == Z_DATA_ERROR || rc == Z_NEED_DICT) {
       return fail(false, std::string("The compressed data is not valid: ") +
                              (z.msg ? z.msg : "corrupt input"));

@@ -11,11 +11,13 @@
 #include <vector>
 
 #include "ipc/response_check.h"
+#include "obs/console_log.h"
 #include "runtime/array_buffers.h"
 #include "runtime/context_state.h"
 #include "runtime/host_ops.h"
 #include "runtime/js_errors.h"
 #include "runtime/js_values.h"
+#include "runtime/memory_budget.h"
 #include "web/compression.h"
 #include "web/subtle_crypto.h"
 #include "web/utf8.h"
@@ -53,8 +55,18 @@ void log(const Args& args) {
   ContextState& state = stateOf(args);
   JsScope js(args);
   std::string level, text;
-  if (!stringValue(js, args[0], &level) || !stringValue(js, args[1], &text)) {
+  std::size_t size = 0;
+  // Only what goes in the line is copied out of JavaScript: a 20 MiB string costs 16 KiB here.
+  if (!stringValue(js, args[0], &level, 16) ||
+      !stringPrefix(js, args[1], kMaxConsoleLineBytes, &text, &size)) {
     return throwType(args.GetIsolate(), "log takes a level and a text, both strings");
+  }
+  if (level != "debug" && level != "info" && level != "log" && level != "warn" &&
+      level != "error") {
+    return throwType(args.GetIsolate(), "log level must be debug, info, log, warn or error");
+  }
+  if (size > text.size()) {
+    text += "... [console line cut: " + std::to_string(size - text.size()) + " more bytes]";
   }
   if (state.log) state.log->write(level, state.appName, state.currentRequestId, text);
   if (state.testHooks) {
@@ -66,7 +78,7 @@ void log(const Args& args) {
       list = v8::Array::New(isolate);
       std::ignore = context->Global()->Set(context, key, list);
     }
-    v8::Local<v8::Value> pair[] = {args[0], args[1]};
+    v8::Local<v8::Value> pair[] = {args[0], newString(isolate, text)};
     auto array = list.As<v8::Array>();
     std::ignore = array->Set(context, array->Length(), v8::Array::New(isolate, pair, 2));
   }
@@ -291,7 +303,13 @@ bool readOutbound(JsScope& js, v8::Local<v8::Value> value, AppRequest* out, doub
   std::uint8_t* data = nullptr;
   std::size_t size = 0;
   if (!body.IsEmpty() && viewBytes(body, &data, &size)) {
-    if (size) out->body.assign(reinterpret_cast<const char*>(data), size);
+    if (size) {
+      // The copy lives until the request's bytes leave the worker: the app's memory meanwhile.
+      ByteCharge charge = chargeIsolateOrThrow(isolate, size, "request body");
+      if (!charge) return false;
+      out->body.assign(reinterpret_cast<const char*>(data), size);
+      out->bodyHold = std::make_shared<ByteCharge>(std::move(charge));
+    }
   } else if (!body.IsEmpty() && !body->IsNullOrUndefined()) {
     throwType(isolate, "request body must be a Uint8Array or null");
     return false;

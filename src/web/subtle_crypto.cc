@@ -12,6 +12,7 @@
 
 #include "runtime/array_buffers.h"
 #include "runtime/context_state.h"
+#include "runtime/memory_budget.h"
 
 namespace isolane::subtle {
 
@@ -92,11 +93,16 @@ v8::MaybeLocal<v8::Value> toUint8Array(v8::Isolate* isolate, std::span<const std
   return v8::Uint8Array::New(buffer, 0, b.size());
 }
 
-void runOrOffload(const Args& args, int index, OffloadWork work) {
+void runOrOffload(const Args& args, int index, std::size_t inputBytes, OffloadWork work) {
   v8::Isolate* isolate = args.GetIsolate();
   ContextState* state = ContextState::from(isolate->GetCurrentContext());
   if (args[index]->IsObject() && state != nullptr && state->ops != nullptr) {
-    state->ops->offload(*state, std::move(work), args[index].As<v8::Object>());
+    // The copies the work holds live until it has run: charged to the isolate meanwhile.
+    ByteCharge charge = chargeIsolateOrThrow(isolate, inputBytes, "crypto.subtle");
+    if (!charge) return;
+    auto held = std::make_shared<ByteCharge>(std::move(charge));
+    state->ops->offload(
+        *state, [work = std::move(work), held] { return work(); }, args[index].As<v8::Object>());
     return;
   }
   OffloadResult result = work();

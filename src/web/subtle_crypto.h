@@ -111,7 +111,8 @@ Bytes publicKeyToDer(EVP_PKEY* key);
 // has host operations: then `work` is handed over (its outcome reaches the callbacks later, from
 // the event loop) and nothing is returned. Otherwise the work runs here and its values are
 // returned as an array of Uint8Arrays (or its error thrown), as onDone would have had them.
-void runOrOffload(const Args& args, int index, OffloadWork work);
+// `inputBytes` (the copies `work` holds) are charged to the isolate while the work waits.
+void runOrOffload(const Args& args, int index, std::size_t inputBytes, OffloadWork work);
 
 // The natives of each concern, in a fixed order (they are part of the snapshot's references).
 std::span<const HostFunction> keyFunctions();

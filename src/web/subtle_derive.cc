@@ -46,8 +46,9 @@ void pbkdf2(const Args& args) {
   if (static_cast<double>(iterations) * static_cast<double>(blocks) > kMaxPbkdf2Iterations) {
     return throwType(isolate, "pbkdf2: iterations times output blocks over the bound");
   }
+  std::size_t inputBytes = password.size() + salt.size();
   runOrOffload(
-      args, 5, [md, password = std::move(password), salt = std::move(salt), iterations, size] {
+      args, 5, inputBytes, [md, password = std::move(password), salt = std::move(salt), iterations, size] {
         ClearErrors clear;
         OffloadResult result;
         Bytes out(size);

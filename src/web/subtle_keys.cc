@@ -258,7 +258,7 @@ void generateKeyPair(const Args& args) {
     spec.curve = readName(isolate, args[1], &curveName) ? curveByName(curveName) : nullptr;
     if (spec.curve == nullptr) return throwNamed(isolate, kNotSupportedError, "unsupported curve");
   }
-  runOrOffload(args, 3, [spec = std::move(spec)] { return generatePair(spec); });
+  runOrOffload(args, 3, spec.exponent.size(), [spec = std::move(spec)] { return generatePair(spec); });
 }
 
 // A public key from a raw encoding: an EC point, or an OKP key's 32 bytes.

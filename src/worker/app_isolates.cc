@@ -109,6 +109,9 @@ void AppIsolates::start(RequestJob job) {
 std::unique_ptr<EventLoop> AppIsolates::makeExecutionLoop(std::uint32_t memoryMb) {
   EventLoopOptions o = loopOptions_;
   o.limits.heapMb = memoryMb;
+  // memory_mb bounds what the execution holds outside its heap too (ArrayBuffers, and the host's
+  // copies of its bytes: runtime/memory_budget.h), so the two together stay within twice it.
+  o.limits.arrayBufferMb = memoryMb;
   return std::make_unique<EventLoop>(o, clock_, log_, wake_,
                                      ThreadShared{watchdog_, fetch_, *this});
 }

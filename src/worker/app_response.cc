@@ -3,6 +3,7 @@
 #include "ipc/frame_codec.h"
 #include "ipc/response_check.h"
 #include "runtime/js_values.h"
+#include "runtime/memory_budget.h"
 
 namespace isolane {
 
@@ -27,8 +28,16 @@ Result<AppResponse> readAppResponse(JsScope& js, v8::Local<v8::Value> status,
       return Error{"the body is " + std::to_string(size) + " bytes; the limit is " +
                    std::to_string(kMaxResponseBodyBytes)};
     }
+    // The copy lives until its frames are written: the app's memory meanwhile, so a thousand
+    // answers of one large buffer cannot grow the worker past the app's cap.
+    ByteCharge charge = ByteCharge::take(isolateMemoryBudget(js.isolate()), size);
+    if (!charge) {
+      return Error{"the body of " + std::to_string(size) +
+                   " bytes does not fit in what is left of the app's memory outside its heap"};
+    }
     response.body.resize(size);
     view->CopyContents(response.body.data(), size);
+    response.bodyHold = std::make_shared<ByteCharge>(std::move(charge));
   } else if (!body->IsNullOrUndefined()) {
     return Error{"the body is not bytes"};
   }

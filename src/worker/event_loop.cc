@@ -73,6 +73,10 @@ Status EventLoop::loadApp(const AppSpec& spec, AppLoadReport* report) {
   app->state.timeOriginMs = wallClockMs();
   std::string error;
   if (!createWebContext(owner_, app->state, &app->web, &error)) return Error{error};
+  // A worker is handed its apps' files by the master (it could not open them); in process they
+  // are read here.
+  std::shared_ptr<const AppModules> modules = spec.modules;
+  if (!modules) modules = std::make_shared<AppModules>(readAppModules(spec.modulePath, 256u << 20));
 
   bool loaded = false;
   turn(*app, 0, [&](JsScope& js, v8::TryCatch&) {
@@ -113,7 +117,7 @@ Status EventLoop::loadApp(const AppSpec& spec, AppLoadReport* report) {
 
     v8::Local<v8::Object> ns;
     if (!app->modules
-             .loadMain(js, spec.modulePath, &error, spec.codeCache, spec.sourceSha256, report)
+             .loadMain(js, *modules, &error, spec.codeCache, spec.sourceSha256, report)
              .ToLocal(&ns)) {
       return;
     }

@@ -61,11 +61,15 @@ std::uint64_t EventLoop::fetchStart(ContextState& state, AppRequest request,
   init.url = std::move(request.url);
   init.headers = std::move(request.headers);
   init.body = std::move(request.body);
+  init.bodyHold = std::move(request.bodyHold);
   if (timeout.count() > 0) init.timeout = timeout;
   init.policy = FetchPolicy(app->spec.fetchAllow);
   // Executions share one egress policy (public addresses only): the master knows no app by their
   // names.
   init.app = app->execution ? std::string(kCodeModeEgressApp) : app->spec.name;
+  // In process, this thread's own client performs it: connections shared within the app only
+  // (FetchInit::poolKey). Over the wire the master decides.
+  init.poolKey = app->execution ? std::string() : app->spec.name;
   std::uint64_t id = fetch_.start(std::move(init), fetchEvents_);
   return registerOp(state, callbacks, false, id);
 }

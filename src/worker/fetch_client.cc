@@ -1,6 +1,8 @@
 #include "worker/fetch_client.h"
 
+#include "ipc/response_check.h"
 #include "obs/log.h"
+#include "util/close_on_exec.h"
 #include "util/http_grammar.h"
 
 #include <openssl/ssl.h>
@@ -30,7 +32,7 @@ struct IdleConnection {
 
 struct FetchClient::Impl {
   asio::io_context io;
-  // key "host:port" -> idle connections, newest last (reactor thread only)
+  // key "poolKey\nhost:port" -> idle connections, newest last (reactor thread only)
   std::unordered_map<std::string, std::vector<IdleConnection>> idle;
   std::size_t idleCount = 0;
   static constexpr std::size_t kMaxIdle = 256;
@@ -139,8 +141,14 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
   void start() {
     auto url = splitUrl(init_.url);
     if (!url) return fail("network", "unsupported or malformed URL " + init_.url);
+    if (auto bad = checkRequestHead(init_.method, init_.headers)) {
+      return fail("policy", "the request head was refused: " + *bad);
+    }
     url_ = *url;
-    originKey_ = url_.host + ":" + std::to_string(url_.port);
+    // Never pooled without a key; with one, only among the key's operations (FetchInit).
+    if (!init_.poolKey.empty()) {
+      originKey_ = init_.poolKey + "\n" + url_.host + ":" + std::to_string(url_.port);
+    }
     deadline_ = std::chrono::steady_clock::now() + init_.timeout;
     // The whole exchange is bounded, including time the app spends not reading the body: an
     // operation nobody pulls would otherwise hold its socket forever.
@@ -151,7 +159,7 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
                                   std::to_string(self->init_.timeout.count()) + " ms");
       }
     });
-    if (!url_.https && takeIdle()) return write();
+    if (!url_.https && !originKey_.empty() && takeIdle()) return write();
     resolve();
   }
 
@@ -230,6 +238,7 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
   void onConnect(beast::error_code ec) {
     if (finished_) return;
     if (ec) return failIo(ec, "cannot connect to " + url_.hostHeader);
+    setCloseOnExec(tcp_->socket().native_handle());
     if (!url_.https) return write();
     tls_.emplace(std::move(*tcp_), impl_.tlsContext());
     // SNI and the certificate's host name are checked against the URL's host.
@@ -359,7 +368,7 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
     e.kind = FetchEvent::Kind::kEnd;
     client_.emit(std::move(e));
     // The whole body was read and the server keeps the connection: pool it.
-    if (!url_.https && parser_->is_done() && parser_->get().keep_alive() &&
+    if (!url_.https && !originKey_.empty() && parser_->is_done() && parser_->get().keep_alive() &&
         readBuffer_.size() == 0 && impl_.idleCount < Impl::kMaxIdle) {
       auto& list = impl_.idle[originKey_];
       if (list.size() < Impl::kMaxIdlePerOrigin) {

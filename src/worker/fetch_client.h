@@ -1,6 +1,8 @@
 #pragma once
 // FetchClient: the network half of outbound fetch(). HTTP/1.1 (and HTTPS with certificate and
-// host-name verification) on its own reactor thread, which never enters V8. The executor thread
+// host-name verification) on its own reactor thread, which never enters V8. What it writes is
+// checked here, whoever sent it (a worker may be compromised): the URL's target and host, the
+// method (an RFC 9110 token) and every header line (tokens; no CR, LF, NUL or control). The executor thread
 // starts, pulls and aborts operations; the reactor answers with events in a bounded queue and
 // rings the executor's doorbell (a wake carries no data). One exchange per operation: redirects
 // are followed hop by hop by the JavaScript fetch(), which starts a new operation for each.
@@ -28,10 +30,18 @@ namespace isolane {
 
 struct FetchInit {
   std::string app;  // whose fetch_allow `policy` holds (the master rebuilds it from its config)
+  // Keep-alive connections are reused only among operations of one key: one app under one
+  // policy. A connection another tenant's request left out of step (a body its upstream did not
+  // read, shaped as a request) would otherwise hand the next tenant a response it chose. Empty:
+  // the connection is never pooled (code-mode executions: each is its own tenant).
+  std::string poolKey;
   std::string method = "GET";
   std::string url;  // absolute http: or https:
   HeaderList headers;
   std::string body;
+  // Keeps `body` charged to the app isolate it was copied from until its bytes have left
+  // (AppRequest::bodyHold).
+  std::shared_ptr<const void> bodyHold;
   std::chrono::milliseconds timeout{30'000};  // whole exchange, from start to the last byte
   FetchPolicy policy;
 };

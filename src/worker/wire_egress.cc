@@ -22,7 +22,7 @@ class WireEgressHub::Channel final : public EgressChannel {
     call.headers = std::move(init.headers);
     call.body = std::move(init.body);
     call.timeoutMs = static_cast<std::uint32_t>(init.timeout.count());
-    hub_.send(call, inbox_);
+    hub_.send(call, inbox_, std::move(init.bodyHold));
     return call.op;
   }
   void pull(std::uint64_t op) override { hub_.send(control(op, FetchCall::Action::kPull), {}); }
@@ -48,7 +48,8 @@ std::unique_ptr<EgressChannel> WireEgressHub::channel(Doorbell& wake) {
   return std::make_unique<Channel>(*this, wake);
 }
 
-void WireEgressHub::send(const FetchCall& call, const std::shared_ptr<Inbox>& inbox) {
+void WireEgressHub::send(const FetchCall& call, const std::shared_ptr<Inbox>& inbox,
+                         std::shared_ptr<const void> hold) {
   if (inbox) ops_.lock()->emplace(call.op, inbox);
   Result<std::string> frame = encodeFetchCall(call, max_);
   if (!frame) {
@@ -62,7 +63,7 @@ void WireEgressHub::send(const FetchCall& call, const std::shared_ptr<Inbox>& in
                        "too-large"});
     return;
   }
-  out_.sendBytes(std::move(frame.value()));
+  out_.sendBytes(std::move(frame.value()), std::move(hold));
 }
 
 void WireEgressHub::deliver(FetchEvent event) {

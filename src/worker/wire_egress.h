@@ -36,7 +36,9 @@ class WireEgressHub {
     Guarded<std::deque<FetchEvent>> events;
     Doorbell* wake;
   };
-  void send(const FetchCall& call, const std::shared_ptr<Inbox>& inbox);
+  // `hold` is let go of once the frame is written (FetchInit::bodyHold).
+  void send(const FetchCall& call, const std::shared_ptr<Inbox>& inbox,
+            std::shared_ptr<const void> hold = {});
   void forget(const Inbox* inbox);
 
   FrameOutbox& out_;

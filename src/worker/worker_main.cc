@@ -1,12 +1,14 @@
 #include "worker/worker_main.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <fstream>
+#include <cstdio>
+#include <ctime>
 
 #include "ipc/exec_codec.h"
 #include "ipc/fetch_codec.h"
@@ -16,16 +18,25 @@
 #include "obs/console_log.h"
 #include "obs/log.h"
 #include "runtime/engine_key.h"
+#include "web/runtime_snapshot.h"
 #include "worker/execution_job.h"
 #include "worker/wire_egress.h"
 
 namespace isolane {
 namespace {
 
+// /proc/self/statm, opened before the sandbox refuses every open; read again for each heartbeat.
+int gStatm = -1;
+
+void openResidentCounter() { gStatm = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC); }
+
 std::uint64_t residentBytes() {
-  std::ifstream statm("/proc/self/statm");
-  std::uint64_t size = 0, resident = 0;
-  statm >> size >> resident;
+  char text[128];
+  ssize_t n = gStatm >= 0 ? ::pread(gStatm, text, sizeof text - 1, 0) : -1;
+  if (n <= 0) return 0;
+  text[n] = '\0';
+  unsigned long long size = 0, resident = 0;
+  if (std::sscanf(text, "%llu %llu", &size, &resident) != 2) return 0;
   return resident * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
 }
 
@@ -95,7 +106,7 @@ void sendResponse(FrameOutbox& out, std::uint64_t id, const AppResponse& r, std:
     }
   }
   batch += encodeEnd(id, max).value();
-  out.sendBytes(std::move(batch));
+  out.sendBytes(std::move(batch), r.bodyHold);  // the body's charge ends once all is written
 }
 
 // Code mode: starts the execution an Execute frame carries; its tool calls and its outcome go
@@ -144,6 +155,12 @@ int runWorkerProcess(const WorkerProcessOptions& options) {
     }
     page = mapped.value();
   }
+  // What the worker reads from files, read before the sandbox refuses every open: node's command
+  // line (the engine's key), the runtime's startup snapshot (mapped), its own memory figures.
+  engineKey();
+  runtimeSnapshot();
+  openResidentCounter();
+  tzset();  // the C library's time zone (TZ's file), for log timestamps
   // Before any app's code is read: what the worker may do from here on (worker/sandbox.h).
   if (options.sandbox) {
     if (Status s = enterSandbox(options.sandboxOptions); !s) {
@@ -230,6 +247,7 @@ int runWorkerProcess(const WorkerProcessOptions& options) {
           ack.cpu_time_us = cpuTimeMicros();
           ack.isolates = static_cast<std::uint32_t>(stats.isolates);
           ack.isolates_recycled = stats.recycled;
+          ack.console_dropped_lines = console.droppedLines();
           out.send(encodeHeartbeatAck(ack, max));
           break;
         }

@@ -1,7 +1,10 @@
 // The `isolane` command as a user runs it: `run`, `serve`, their errors and exit statuses.
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -227,6 +230,56 @@ TEST(Cli, OutOfDescriptorsTheServerBacksOffShedsAndRecovers) {
     EXPECT_EQ(test::get(port, "/after").body(), "hello /after");
   } catch (const std::exception& e) {
     ADD_FAILURE() << e.what() << "; the server said: " << p.waitForStderr("(all)", 300ms);
+  }
+  p.signal(SIGTERM);
+  EXPECT_EQ(p.wait(20s), 0) << p.err();
+}
+
+// A master that runs unprivileged (systemd's DynamicUser, the Dockerfile's user) has workers of
+// its own uid, which must assume to be compromised: the master is not dumpable, so a process of
+// that uid can read neither its environment (secrets) nor its memory, and the secret is not in
+// the workers' environment either.
+TEST(Cli, AnUnprivilegedMastersOwnUidCannotReadItsEnvironmentOrMemory) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to start the server as another user";
+  constexpr uid_t kUid = 65534;
+  setenv("ISOLANE_TEST_SECRET", "hunter2", 1);
+  setenv("ISOLANE_CODE_CACHE_DIR", "off", 1);
+  ChildProcess p({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", kBin,
+                  "serve", kApps + "hello.js", "--listen", "127.0.0.1:0"});
+  unsetenv("ISOLANE_TEST_SECRET");
+  unsetenv("ISOLANE_CODE_CACHE_DIR");
+  std::string err = p.waitForStderr("\"listening\"", 20s);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(err, m, std::regex(R"re("url":"http://127\.0\.0\.1:(\d+)")re")))
+      << err;
+  EXPECT_EQ(test::get(static_cast<std::uint16_t>(std::stoi(m[1])), "/x").body(), "hello /x");
+  // What a process of the master's uid (a worker, had it escaped its sandbox) may open.
+  auto openAs = [&](const std::string& path) {
+    pid_t child = fork();
+    if (child == 0) {
+      if (setgid(kUid) != 0 || setuid(kUid) != 0) _exit(100);
+      int fd = open(path.c_str(), O_RDONLY);
+      _exit(fd >= 0 ? 0 : errno);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  std::string master = "/proc/" + std::to_string(p.pid());
+  EXPECT_EQ(openAs(master + "/environ"), EACCES) << "the master is dumpable";
+  EXPECT_EQ(openAs(master + "/mem"), EACCES);
+  // The workers (the master's children) got none of its environment.
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    std::ifstream status(entry.path() / "status");
+    std::string line;
+    bool child = false;
+    while (std::getline(status, line)) {
+      if (line.rfind("PPid:", 0) == 0) child = std::stol(line.substr(5)) == p.pid();
+    }
+    if (!child) continue;
+    std::ifstream in(entry.path() / "environ");
+    std::string environ_((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(environ_.find("hunter2"), std::string::npos) << "a worker has the secret";
   }
   p.signal(SIGTERM);
   EXPECT_EQ(p.wait(20s), 0) << p.err();

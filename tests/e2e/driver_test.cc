@@ -284,6 +284,37 @@ TEST(FetchPolicy, NamesTheRangeOfEveryNonPublicAddress) {
   EXPECT_EQ(range("2606:4700::1111"), "public");
 }
 
+// Every IPv6 form that embeds an IPv4 address is judged by the address it embeds, and every
+// block outside global unicast is reserved, whatever its name.
+TEST(FetchPolicy, EmbeddedAndDeprecatedIpv6FormsAreNotPublic) {
+  auto range = [](const char* a) {
+    return FetchPolicy::reservedRange(boost::asio::ip::make_address(a)).value_or("public");
+  };
+  EXPECT_EQ(range("::127.0.0.1"), "IPv4-compatible (::/96, deprecated)");
+  EXPECT_EQ(range("::8.8.8.8"), "IPv4-compatible (::/96, deprecated)");
+  EXPECT_EQ(range("::ffff:0:127.0.0.1"), "IPv4-translated (::ffff:0:0:0/96)");
+  EXPECT_EQ(range("::ffff:127.0.0.1"), "loopback (127.0.0.0/8)");
+  EXPECT_EQ(range("::ffff:169.254.169.254"), "link-local and cloud metadata (169.254.0.0/16)");
+  EXPECT_EQ(range("2002:7f00:1::1"), "6to4 (2002::/16) of loopback (127.0.0.0/8)");
+  EXPECT_EQ(range("2002:a9fe:a9fe::1"),
+            "6to4 (2002::/16) of link-local and cloud metadata (169.254.0.0/16)");
+  EXPECT_EQ(range("2002:5db8:d822::1"), "public");  // 6to4 of 93.184.216.34
+  EXPECT_EQ(range("64:ff9b::127.0.0.1"), "NAT64 (64:ff9b::/96) of loopback (127.0.0.0/8)");
+  EXPECT_EQ(range("64:ff9b::10.0.0.1"), "NAT64 (64:ff9b::/96) of private (10.0.0.0/8)");
+  EXPECT_EQ(range("64:ff9b::93.184.216.34"), "public");
+  EXPECT_EQ(range("64:ff9b:1::1"), "local NAT64 (64:ff9b:1::/48)");
+  EXPECT_EQ(range("fec0::1"), "site-local (fec0::/10, deprecated)");
+  EXPECT_EQ(range("ff02::1"), "multicast (ff00::/8)");
+  EXPECT_EQ(range("100::1"), "discard-only (100::/64)");
+  EXPECT_EQ(range("4000::1"), "reserved (outside global unicast 2000::/3)");
+  EXPECT_EQ(range("::2"), "IPv4-compatible (::/96, deprecated)");
+  EXPECT_EQ(range("2001::1"), "IETF protocol assignments (2001::/23)");  // Teredo
+  EXPECT_EQ(range("2001:db8::1"), "documentation (2001:db8::/32)");
+  EXPECT_EQ(range("3fff::1"), "documentation (3fff::/20)");
+  EXPECT_EQ(range("192.88.99.1"), "6to4 relay anycast (192.88.99.0/24, deprecated)");
+  EXPECT_EQ(range("2a00:1450:4001::1"), "public");
+}
+
 TEST(FetchPolicy, AllowListNamesExceptions) {
   auto loopback = boost::asio::ip::make_address("127.0.0.1");
   EXPECT_TRUE(FetchPolicy().refuse("localhost", 80, loopback).has_value());
@@ -291,6 +322,12 @@ TEST(FetchPolicy, AllowListNamesExceptions) {
   EXPECT_FALSE(FetchPolicy({"localhost:80"}).refuse("localhost", 80, loopback).has_value());
   EXPECT_TRUE(FetchPolicy({"localhost:81"}).refuse("localhost", 80, loopback).has_value());
   EXPECT_FALSE(FetchPolicy({"*"}).refuse("x", 1, loopback).has_value());
+  auto mapped = boost::asio::ip::make_address("::ffff:127.0.0.1");
+  EXPECT_TRUE(FetchPolicy().refuse("x", 80, mapped).has_value());
+  EXPECT_FALSE(FetchPolicy({"127.0.0.1"}).refuse("x", 80, mapped).has_value());
+  EXPECT_TRUE(FetchPolicy({"127.0.0.1"}).refuse("x", 80,
+                                               boost::asio::ip::make_address("::127.0.0.1"))
+                  .has_value());
 }
 
 }  // namespace

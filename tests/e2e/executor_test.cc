@@ -167,6 +167,77 @@ TEST(ExecutorDaemon, ATokenIsRequiredWhenSetAndBeyondLoopback) {
   EXPECT_NE(s.error().find("requires a token"), std::string::npos) << s.error();
 }
 
+// The token is checked on the head: a client without it is answered 401 before it has sent its
+// body (so 40 such clients cannot make the executor hold 40 bodies), and the connection closes.
+TEST(ExecutorDaemon, TheTokenIsCheckedBeforeAnyOfTheBodyIsRead) {
+  ExecDaemonOptions options;
+  options.token = "s3cret";
+  Daemon d(Daemon::options(), options);
+  test::HttpConnection c(d.daemon_.port());
+  c.send("POST /v1/execute HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+         "Content-Length: 8000000\r\n\r\n{\"code\":");  // the head, and the body's first bytes
+  test::Response r = c.read();  // before the other 7,999,992 bytes: the old reader waited for them
+  EXPECT_EQ(r.result_int(), 401) << r.body();
+  EXPECT_TRUE(c.closedWithin(2000ms));
+  // With the token, the same body is read and run.
+  std::string body = R"({"code": "async () => 7"})";
+  EXPECT_EQ(d.post(body, "Authorization: Bearer s3cret\r\n").body().rfind(R"({"result":7)", 0),
+            0u);
+}
+
+// Bytes held for clients are one budget: past it a body is refused with 503 + Retry-After at its
+// head, before it is read.
+TEST(ExecutorDaemon, BodiesPastTheBufferBudgetAre503) {
+  ExecDaemonOptions options;
+  options.maxBufferedBytes = 16u << 20;
+  Daemon d(Daemon::options(), options);
+  // Two clients announce 8 MiB bodies and send them slowly: the budget is theirs.
+  std::vector<std::unique_ptr<test::HttpConnection>> holders;
+  for (int i = 0; i < 2; ++i) {
+    holders.push_back(std::make_unique<test::HttpConnection>(d.daemon_.port()));
+    holders.back()->send("POST /v1/execute HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                         std::to_string(8u << 20) + "\r\n\r\n{");
+  }
+  std::this_thread::sleep_for(200ms);
+  test::Response r = d.post(R"({"code": "async () => 1"})");
+  EXPECT_EQ(r.result_int(), 503) << r.body();
+  EXPECT_EQ(r[boost::beast::http::field::retry_after], "1");
+  holders.clear();  // they go: their charges with them
+  test::Response after;
+  for (int i = 0; i < 100; ++i) {
+    after = d.post(R"({"code": "async () => 1"})");
+    if (after.result_int() == 200) break;
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_EQ(after.result_int(), 200) << after.body();
+}
+
+// A WebSocket message must be whole within message_timeout_ms of its first byte: a client that
+// sends half a message and then only keeps the socket alive loses it.
+TEST(ExecutorDaemon, AHalfSentMessageClosesItsSocketAtItsDeadline) {
+  ExecDaemonOptions options;
+  options.messageTimeout = 300ms;
+  Daemon d(Daemon::options(), options);
+  boost::asio::io_context io;
+  websocket::stream<boost::asio::ip::tcp::socket> ws(io);
+  ws.next_layer().connect({boost::asio::ip::make_address("127.0.0.1"), d.daemon_.port()});
+  ws.handshake("127.0.0.1", "/v1/session");
+  ws.auto_fragment(false);
+  // The first frame of a message, not its last (FIN clear).
+  ws.write_some(false, boost::asio::buffer(std::string(R"({"type":"execute","id":1,"code":)")));
+  auto began = std::chrono::steady_clock::now();
+  boost::beast::flat_buffer buffer;
+  boost::beast::error_code ec;
+  ws.read(buffer, ec);  // the server's close, or the end of the connection
+  EXPECT_TRUE(ec) << "the socket stayed open";
+  EXPECT_LT(std::chrono::steady_clock::now() - began, 5s);
+  EXPECT_GE(std::chrono::steady_clock::now() - began, 250ms);
+  // Others are served.
+  Socket fresh(d.daemon_.port());
+  fresh.send(json{{"type", "execute"}, {"id", 2}, {"code", "async () => 2"}});
+  EXPECT_EQ(fresh.read()["result"], 2);
+}
+
 // A browser cannot send the bearer header to /dashboard (nor can EventSource): it logs in once
 // with /dashboard?token=, and gets a cookie that opens /dashboard only. The cookie is not the
 // token: it runs no code.

@@ -153,12 +153,14 @@ TEST_F(OperationsTest, TheClientAddressIsTheSocketsUnlessATrustedProxyGaveIt) {
   HttpConnection c(port_);
   Response r = c.request("GET", "/", "",
                          "X-Forwarded-For: 6.6.6.6\r\nx-real-ip: 6.6.6.6\r\n"
-                         "Forwarded: for=6.6.6.6\r\nX-Forwarded-Host: evil\r\n");
+                         "Forwarded: for=6.6.6.6\r\nX-Forwarded-Host: evil\r\n"
+                         "X-Forwarded-Prefix: /evil\r\n");
   auto headers = nlohmann::json::parse(r.body())["headers"];
   EXPECT_EQ(headers["x-forwarded-for"], "127.0.0.1");
   EXPECT_EQ(headers["x-real-ip"], "127.0.0.1");
   EXPECT_FALSE(headers.contains("forwarded")) << headers.dump();
   EXPECT_FALSE(headers.contains("x-forwarded-host")) << headers.dump();
+  EXPECT_FALSE(headers.contains("x-forwarded-prefix")) << headers.dump();
   server_->stop();
   server_.reset();
 
@@ -168,8 +170,11 @@ TEST_F(OperationsTest, TheClientAddressIsTheSocketsUnlessATrustedProxyGaveIt) {
   trusted.apps = {test::fixtureApp("echo", "echo.js", "/")};
   start(std::move(trusted));
   HttpConnection p(port_);
-  r = p.request("GET", "/", "", "X-Forwarded-For: 6.6.6.6, 10.0.0.1\r\nX-Real-IP: 6.6.6.6\r\n");
+  r = p.request("GET", "/", "",
+                "X-Forwarded-For: 6.6.6.6, 10.0.0.1\r\nX-Real-IP: 6.6.6.6\r\n"
+                "X-Forwarded-Prefix: /edge\r\n");
   headers = nlohmann::json::parse(r.body())["headers"];
+  EXPECT_EQ(headers["x-forwarded-prefix"], "/edge");
   EXPECT_EQ(headers["x-forwarded-for"], "6.6.6.6, 10.0.0.1");
   EXPECT_EQ(headers["x-real-ip"], "6.6.6.6");
 }

@@ -536,12 +536,15 @@ TEST_F(ServerTest, OverTheCapIsA503WithRetryAfterAndTheReason) {
 TEST_F(ServerTest, TheMasterRefusesAHeadAWorkerForged) {
   // A compromised worker is not believed: the front checks every head before Beast sees it.
   for (const char* mode : {"bad-status", "crlf-header"}) {
-    setenv("FAKE_WORKER_MODE", mode, 1);
+    // Workers get none of the master's environment: the mode goes on the command line.
+    std::string wrapper = testing::TempDir() + "/fake-worker-" + mode;
+    std::ofstream(wrapper) << "#!/bin/sh\nexec " << FAKE_WORKER << " " << mode << " \"$@\"\n";
+    std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
     ServerConfig config;
     config.apps = {app("hello", "hello.js", "/")};
     config.listenPort = 0;
     config.adminPort = 0;
-    config.workerBinary = FAKE_WORKER;
+    config.workerBinary = wrapper;
     config.pool.size = 1;
     Server server(std::move(config));
     ASSERT_TRUE(server.start());
@@ -552,7 +555,6 @@ TEST_F(ServerTest, TheMasterRefusesAHeadAWorkerForged) {
       EXPECT_EQ(r.count("set-cookie"), 0u) << mode;
     }
     server.stop();
-    unsetenv("FAKE_WORKER_MODE");
   }
 }
 

@@ -288,3 +288,15 @@ test('dir ignores custom inspect', () => {
 test('console toStringTag', () => {
   assert.equal(Object.prototype.toString.call(console), '[object console]');
 });
+
+// A line is cut at 16 KiB of UTF-8 before it is copied out of JavaScript, never inside a
+// character, and says how much went: console.log of 20 MiB is not a 20 MiB log line.
+test('a huge line is cut at 16 KiB with a marker', () => {
+  const line = logText('x'.repeat(20 * 1024 * 1024));
+  assert.equal(line, `${'x'.repeat(16384)}... [console line cut: ${20 * 1024 * 1024 - 16384} more bytes]`);
+  const wide = logText('a' + '\u00e9'.repeat(10000));  // 'a' then two-byte characters
+  assert(wide.startsWith('a\u00e9'), wide.slice(0, 10));
+  const kept = wide.slice(0, wide.indexOf('...'));
+  assert.equal(kept, 'a' + '\u00e9'.repeat(8191));  // 16383 bytes: the next would split
+  assert(wide.endsWith(`... [console line cut: ${20001 - 16383} more bytes]`), wide.slice(-60));
+});

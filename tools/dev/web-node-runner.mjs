@@ -141,6 +141,16 @@ function makeHost(context, state) {
   const host = vm.runInContext('({})', context);
   Object.assign(host, {
     log(level, text) {
+      if (typeof level !== 'string' || typeof text !== 'string') {
+        throw new TypeError('log takes a level and a text, both strings');
+      }
+      // The engine's native cuts a line at 16 KiB of UTF-8 (obs/console_log.h).
+      const bytes = Buffer.from(text, 'utf8');
+      if (bytes.length > 16384) {
+        let end = 16384;
+        while (end > 0 && (bytes[end] & 0xC0) === 0x80) end--;  // never part of a character
+        text = `${bytes.subarray(0, end).toString('utf8')}... [console line cut: ${bytes.length - end} more bytes]`;
+      }
       state.logs.push([level, text]);
       vm.runInContext('globalThis.__capturedLogs', context)?.push(realm.Array.of(level, text));
       if (verbose) console.log(`    [${level}] ${text}`);

@@ -99,7 +99,8 @@ def check_systemd(root, work, server, toml_conf, isolane_bin):
     allow = [v for v in svc.get("SystemCallFilter", []) if not v.startswith("~")]
     R.check(not allow or any("seccomp" in v.split() for v in allow),
             "SystemCallFilter allows seccomp (each worker loads its own filter with it)")
-    # RestrictNamespaces=yes holds while isolane makes no namespace of its own.
+    # RestrictNamespaces=yes holds while isolane makes no namespace of its own (the worker
+    # sandbox's sources name them only to refuse them, and are not searched).
     makes = re.findall(r"\b(?:unshare|setns)\s*\(|CLONE_NEW[A-Z]+", server.sources)
     R.check(not makes, "isolane makes no namespace (RestrictNamespaces=yes stays right)",
             str(makes))
