@@ -74,6 +74,25 @@ TEST_F(ExecutorTest, SlowCryptographyRunsOffTheExecutorThread) {
   EXPECT_EQ(r.body, "32");
 }
 
+// A whole response body the host holds until it is sent counts against the app's cap (128 MiB
+// here): with two answers of 40 MiB held unsent, a third does not fit (the app's own buffer and
+// the host's copy of it), and once they are let go of, it does.
+TEST_F(ExecutorTest, AResponseBodyTheHostHoldsCountsAgainstTheAppsCap) {
+  ASSERT_TRUE(load("hog", "native_memory.js"));
+  std::vector<AppResponse> held;
+  for (int i = 0; i < 2; ++i) {
+    held.push_back(call("hog", "/answer?mib=40"));
+    ASSERT_EQ(held.back().failure, FailureKind::kNone) << held.back().failureDetail;
+    EXPECT_EQ(held.back().body.size(), 40u << 20);
+  }
+  AppResponse over = call("hog", "/answer?mib=40");
+  EXPECT_EQ(over.failure, FailureKind::kHandlerError);
+  EXPECT_NE(over.failureDetail.find("does not fit"), std::string::npos) << over.failureDetail;
+  held.clear();  // sent: the host lets go of them
+  AppResponse after = call("hog", "/answer?mib=40");
+  EXPECT_EQ(after.failure, FailureKind::kNone) << after.failureDetail;
+}
+
 TEST_F(ExecutorTest, AnswersARequest) {
   ASSERT_TRUE(load("hello", "hello.js"));
   AppResponse r = call("hello", "/world");

@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include "cli/codemode_commands.h"
+#include "cli/sandbox_check.h"
 #include "cli/service_notify.h"
 #include "cli/stop_signals.h"
 #include "obs/log.h"
@@ -134,6 +135,9 @@ int runCommandLine(const std::vector<std::string>& args, const EngineCommands* e
   ExecutorArgs executorArgs;
   CodemodeCommands codemode = addCodemodeCommands(cli, execArgs, executorArgs);
 
+  CLI::App* sandboxCheckCmd = cli.add_subcommand(
+      "sandbox-check",
+      "Spawn one worker as serve does and probe its sandbox from inside (exit 0: it holds)");
   // `isolane worker`: what the pool's children run; not for people, so not in --help.
   WorkerArgs worker;
   CLI::App* workerCmd = cli.add_subcommand("worker", "run as a worker process of the pool");
@@ -150,6 +154,7 @@ int runCommandLine(const std::vector<std::string>& args, const EngineCommands* e
   workerCmd->add_option("--max-frame-bytes", worker.maxFrameBytes);
   workerCmd->add_option("--threads", worker.threads)->check(CLI::Range(1, 64));
   workerCmd->add_option("--sandbox", worker.sandbox);
+  workerCmd->add_option("--probe-sandbox", worker.probeSandbox);
   workerCmd->add_option("--max-isolates", worker.maxIsolates)->check(CLI::Range(1, 4096));
   workerCmd->add_option("--isolate-idle-ms", worker.isolateIdleMs)
       ->check(CLI::Range(1, 86'400'000));
@@ -181,7 +186,8 @@ int runCommandLine(const std::vector<std::string>& args, const EngineCommands* e
     initLogging("worker-" + std::to_string(worker.slot));
     return engine->worker(worker);
   }
-  if (codemode.exec->parsed() || codemode.executor->parsed() || serveCmd->parsed()) {
+  if (codemode.exec->parsed() || codemode.executor->parsed() || serveCmd->parsed() ||
+      sandboxCheckCmd->parsed()) {
     // The commands that spawn workers. The master is not dumpable: a worker that runs as the
     // same user (an unprivileged master: systemd's DynamicUser, the Dockerfile's user) can then
     // neither read its /proc/PID/environ or mem, nor trace it, nor take its descriptors with
@@ -197,6 +203,7 @@ int runCommandLine(const std::vector<std::string>& args, const EngineCommands* e
     return execCommand(execArgs);
   }
   initLogging("server");
+  if (sandboxCheckCmd->parsed()) return sandboxCheck();
   if (codemode.executor->parsed()) return executorCommand(executorArgs);
   if (snapshotCmd->parsed()) return engine->snapshot(snapshotPath);
   if (runCmd->parsed()) return engine->run(run);

@@ -153,6 +153,7 @@ int worker(const WorkerArgs& args) {
       perThreadIsolateCap(static_cast<std::size_t>(args.maxIsolates), options.threads);
   options.executor.isolates.idleTimeout = std::chrono::milliseconds(args.isolateIdleMs);
   options.sandbox = args.sandbox;
+  options.probeSandbox = args.probeSandbox;
   const char* tmp = std::getenv("TMPDIR");
   options.sandboxOptions.emptyDir = tmp && *tmp ? tmp : "/tmp";
   return runWorkerProcess(options);

@@ -20,6 +20,7 @@
 #include "runtime/engine_key.h"
 #include "web/runtime_snapshot.h"
 #include "worker/execution_job.h"
+#include "worker/sandbox_probe.h"
 #include "worker/wire_egress.h"
 
 namespace isolane {
@@ -167,6 +168,16 @@ int runWorkerProcess(const WorkerProcessOptions& options) {
       logEvent(Level::kError, "cannot enter the worker sandbox; exiting", {{"error", s.error()}});
       return 4;
     }
+  }
+  if (options.probeSandbox) {
+    bool held = options.sandbox;
+    for (const SandboxProbe& probe : probeSandbox(getppid())) {
+      std::string line = describeProbe(probe) + "\n";
+      ssize_t ignored = ::write(STDOUT_FILENO, line.data(), line.size());
+      (void)ignored;
+      held = held && probe.held();
+    }
+    return held ? 0 : 1;
   }
   const std::size_t max = options.maxFrameBytes ? options.maxFrameBytes : kDefaultMaxFrameBytes;
   // The master is gone or no longer reads: nothing left to serve.

@@ -17,6 +17,9 @@ struct WorkerProcessOptions {
   std::size_t maxFrameBytes = 0;
   std::size_t threads = 1;  // executor threads
   bool sandbox = true;      // enter the worker sandbox (worker/sandbox.h) before anything else
+  // Instead of serving: probe the sandbox from inside (worker/sandbox_probe.h), one JSON line per
+  // probe on stdout, and exit 0 when every probe held, 1 otherwise.
+  bool probeSandbox = false;
   SandboxOptions sandboxOptions;
   ExecutorOptions executor;
 };

@@ -285,6 +285,23 @@ TEST(Cli, AnUnprivilegedMastersOwnUidCannotReadItsEnvironmentOrMemory) {
   EXPECT_EQ(p.wait(20s), 0) << p.err();
 }
 
+// The sandbox probed from inside a real worker (node, the engine, node's threads, the filter
+// synchronized to them), spawned as serve spawns one: every refused family is refused, what a
+// worker needs works.
+TEST(Cli, SandboxCheckProbesARealWorker) {
+  ChildProcess p({kBin, "sandbox-check"});
+  ASSERT_EQ(p.wait(60s), 0) << p.out() << p.err();
+  EXPECT_NE(p.out().find("every probe held"), std::string::npos) << p.out();
+  for (const char* probe : {"io_uring_setup", "fork", "clone-newuser", "pidfd_open",
+                            "kill-other", "rt_sigqueueinfo", "prlimit-other",
+                            "open-other-environ", "socket", "open-read", "thread"}) {
+    EXPECT_NE(p.out().find("\"probe\":\"" + std::string(probe) + "\""), std::string::npos)
+        << probe << "\n"
+        << p.out();
+  }
+  EXPECT_EQ(p.out().find("\"held\":false"), std::string::npos) << p.out();
+}
+
 TEST(Cli, HelpOnEverySubcommand) {
   for (const char* sub : {"run", "serve"}) {
     ChildProcess p({kBin, sub, "--help"});
