@@ -75,8 +75,9 @@ TEST_F(ExecutorTest, SlowCryptographyRunsOffTheExecutorThread) {
 }
 
 // A whole response body the host holds until it is sent counts against the app's cap (128 MiB
-// here): with two answers of 40 MiB held unsent, a third does not fit (the app's own buffer and
-// the host's copy of it), and once they are let go of, it does.
+// here): with two answers of 40 MiB held unsent, a third does not fit (the app's buffer, the
+// Response's copy of it and the host's: the allocation or the host's copy is refused), and once
+// they are let go of, it does.
 TEST_F(ExecutorTest, AResponseBodyTheHostHoldsCountsAgainstTheAppsCap) {
   ASSERT_TRUE(load("hog", "native_memory.js"));
   std::vector<AppResponse> held;
@@ -87,7 +88,9 @@ TEST_F(ExecutorTest, AResponseBodyTheHostHoldsCountsAgainstTheAppsCap) {
   }
   AppResponse over = call("hog", "/answer?mib=40");
   EXPECT_EQ(over.failure, FailureKind::kHandlerError);
-  EXPECT_NE(over.failureDetail.find("does not fit"), std::string::npos) << over.failureDetail;
+  EXPECT_TRUE(over.failureDetail.find("does not fit") != std::string::npos ||
+              over.failureDetail.find("allocation failed") != std::string::npos)
+      << over.failureDetail;
   held.clear();  // sent: the host lets go of them
   AppResponse after = call("hog", "/answer?mib=40");
   EXPECT_EQ(after.failure, FailureKind::kNone) << after.failureDetail;

@@ -31,12 +31,25 @@ inline std::shared_ptr<ByteBudget> isolateMemoryBudget(v8::Isolate* isolate) {
   return held ? *held : nullptr;
 }
 
-// Charges `bytes` to the budget of the isolate a native function runs in; when it has not got
-// them, throws a RangeError into JavaScript (as an ArrayBuffer allocation past the cap does) and
-// returns an ungranted charge.
+// Charges `bytes` to the budget of the isolate a native function runs in. When it has not got
+// them, the garbage collector runs once (ArrayBuffers nothing reaches any more give theirs back,
+// as V8 itself does before it refuses an allocation) and the charge is tried again; an
+// ungranted charge is returned if it still does not fit.
+inline ByteCharge chargeIsolate(v8::Isolate* isolate, std::size_t bytes) {
+  std::shared_ptr<ByteBudget> budget = isolateMemoryBudget(isolate);
+  ByteCharge charge = ByteCharge::take(budget, bytes);
+  if (!charge && budget && bytes <= budget->cap()) {
+    isolate->LowMemoryNotification();
+    charge = ByteCharge::take(budget, bytes);
+  }
+  return charge;
+}
+
+// The same; when it does not fit, throws a RangeError into JavaScript (as an ArrayBuffer
+// allocation past the cap does).
 inline ByteCharge chargeIsolateOrThrow(v8::Isolate* isolate, std::size_t bytes,
                                        const char* what) {
-  ByteCharge charge = ByteCharge::take(isolateMemoryBudget(isolate), bytes);
+  ByteCharge charge = chargeIsolate(isolate, bytes);
   if (!charge) {
     std::string message = std::string(what) + " of " + std::to_string(bytes) +
                           " bytes: the app's memory outside its heap is full";

@@ -30,7 +30,7 @@ Result<AppResponse> readAppResponse(JsScope& js, v8::Local<v8::Value> status,
     }
     // The copy lives until its frames are written: the app's memory meanwhile, so a thousand
     // answers of one large buffer cannot grow the worker past the app's cap.
-    ByteCharge charge = ByteCharge::take(isolateMemoryBudget(js.isolate()), size);
+    ByteCharge charge = chargeIsolate(js.isolate(), size);
     if (!charge) {
       return Error{"the body of " + std::to_string(size) +
                    " bytes does not fit in what is left of the app's memory outside its heap"};
