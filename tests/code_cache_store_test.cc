@@ -42,6 +42,25 @@ TEST_F(CodeCacheStoreTest, HashesAFilesBytes) {
   fs::remove(file);
 }
 
+// Two apps whose entry modules have the same bytes (one copied the other's, to reach its cache)
+// never share a cache, and a rejection of a cache nobody offered removes nothing.
+TEST_F(CodeCacheStoreTest, AnAppNeverGetsNorReplacesAnotherAppsCache) {
+  CodeCacheStore store(dir_);
+  AppLoadReport made{CodeCacheUse::kNone, hash_, "made by a worker of a"};
+  ASSERT_TRUE(store.settle("e", "a", made, /*offered=*/false).value());
+  EXPECT_EQ(store.find(CodeCacheStore::scope("e", "a"), hash_), "made by a worker of a");
+  EXPECT_EQ(store.find(CodeCacheStore::scope("e", "b"), hash_), "") << "b read a's cache";
+  AppLoadReport forged{CodeCacheUse::kRejected, hash_, "made by b"};
+  ASSERT_TRUE(store.settle("e", "b", forged, /*offered=*/false).value());  // b's own, apart
+  EXPECT_EQ(store.find(CodeCacheStore::scope("e", "a"), hash_), "made by a worker of a");
+  AppLoadReport unoffered{CodeCacheUse::kRejected, hash_, ""};
+  store.settle("e", "a", unoffered, /*offered=*/false);
+  EXPECT_EQ(store.find(CodeCacheStore::scope("e", "a"), hash_), "made by a worker of a")
+      << "a rejection of a cache that was not offered removed it";
+  store.settle("e", "a", unoffered, /*offered=*/true);
+  EXPECT_EQ(store.find(CodeCacheStore::scope("e", "a"), hash_), "");
+}
+
 TEST_F(CodeCacheStoreTest, KeepsAndFindsPerEngine) {
   CodeCacheStore store(dir_);
   EXPECT_EQ(store.find("engine A", hash_), "");

@@ -180,6 +180,45 @@ TEST_F(EgressTest, AForgedRequestHeadIsRefusedBeforeAnythingIsWritten) {
   EXPECT_EQ(upstream_.requests(), 0) << "a refused head reached the upstream";
 }
 
+// A worker's request bodies held by the master (until each gets its response's head) are
+// bounded: against an upstream that never answers, the third body of 30 MiB is refused.
+TEST_F(EgressTest, AWorkersOutboundBodiesInTheMasterAreBounded) {
+  int silent = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);  // listens, never accepts
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(silent, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(silent, 16), 0);
+  socklen_t len = sizeof addr;
+  getsockname(silent, reinterpret_cast<sockaddr*>(&addr), &len);
+  std::string url = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "/";
+  FakeWorker worker;
+  auto reply = worker.reply();
+  for (std::uint64_t op = 1; op <= 3; ++op) {
+    FetchCall call = start(op, "open", url);
+    call.method = "POST";
+    call.body = std::string(30u << 20, 'x');
+    call.timeoutMs = 0xFFFFFFFF;  // 49 days, asked for by a forged frame: bounded by the master
+    egress_.call(1, reply, std::move(call));
+  }
+  FetchEvent refused = worker.next();
+  EXPECT_EQ(refused.op, 3u);
+  EXPECT_EQ(refused.kind, FetchEvent::Kind::kError);
+  EXPECT_EQ(refused.errorKind, "too-large") << refused.data;
+  // A second worker has a budget of its own.
+  FakeWorker other;
+  auto otherReply = other.reply();
+  FetchCall call = start(1, "open", url);
+  call.method = "POST";
+  call.body = std::string(1u << 20, 'y');
+  egress_.call(2, otherReply, std::move(call));
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(other.received(), 0u) << "its fetch was refused";
+  egress_.forget(1);
+  egress_.forget(2);
+  close(silent);
+}
+
 // An upstream that answers a request as soon as its head is in, without reading its body, and
 // then reads on: the body of a POST, shaped as a request, is taken for the next request, whose
 // answer ("smuggled") it writes 100 ms later on the same connection.

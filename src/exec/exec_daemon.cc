@@ -63,7 +63,8 @@ class HttpSession : public ExecDaemon::Closable, public std::enable_shared_from_
     if (ec) return onRead(ec);
     const Request& req = parser_->get();
     head_ = req.method() == http::verb::head;
-    if (!authorized(req)) {
+    Access access = accessOf(req);
+    if (access == Access::kRefused) {
       Response r = error(http::status::unauthorized, ExecErrorCode::kInternal,
                          "this executor requires Authorization: Bearer <token>");
       r.set(http::field::www_authenticate, "Bearer");
@@ -71,8 +72,24 @@ class HttpSession : public ExecDaemon::Closable, public std::enable_shared_from_
       return;
     }
     if (parser_->is_done()) return onRead({});
+    // A body, from here on. The routes that need no token take none: a client without it sends
+    // the executor nothing to hold.
+    if (access == Access::kOpen && !shared_->options.token.empty()) {
+      send(error(http::status::bad_request, ExecErrorCode::kInternal, "this route takes no body"),
+           false, "bad");
+      return;
+    }
     std::size_t expected = shared_->options.maxBodyBytes;
-    if (auto length = parser_->content_length()) expected = static_cast<std::size_t>(*length);
+    if (auto length = parser_->content_length()) {
+      if (*length > shared_->options.maxBodyBytes) {
+        send(error(http::status::payload_too_large, ExecErrorCode::kInternal,
+                   "the request is over the limit of " +
+                       std::to_string(shared_->options.maxBodyBytes) + " bytes"),
+             false, "bad");
+        return;
+      }
+      expected = static_cast<std::size_t>(*length);
+    }
     bodyCharge_ = ByteCharge::take(shared_->buffers, expected);
     if (!bodyCharge_) return refuseForBuffers();
     http::async_read(
@@ -90,19 +107,24 @@ class HttpSession : public ExecDaemon::Closable, public std::enable_shared_from_
     send(std::move(r), false, "buffers-full");
   }
 
-  // Whether the request may go on: the token (bearer, or the dashboard's cookie) when one is set;
-  // the health probes and the dashboard's login (its own token in the query) need none here.
-  bool authorized(const Request& req) const {
-    if (shared_->options.token.empty()) return true;
+  // Whether the request may go on: with the token (bearer, or the dashboard's cookie) when one
+  // is set (kAuthorized), or on a route that needs none here (kOpen: the health probes, and the
+  // dashboard's login, whose token is in its query and checked by route()).
+  enum class Access { kOpen, kAuthorized, kRefused };
+  Access accessOf(const Request& req) const {
     std::string_view full(req.target().data(), req.target().size());
     std::string_view target = full.substr(0, full.find('?'));
     std::string_view query = target.size() < full.size() ? full.substr(target.size() + 1) : "";
-    if (target == "/healthz" || target == "/readyz") return true;
+    if (target == "/healthz" || target == "/readyz") return Access::kOpen;
     bool dashboard = target == "/dashboard" || target == "/dashboard/events";
     if (target == "/dashboard" && req.method() == http::verb::get &&
         queryParameter(query, "token")) {
-      return true;  // route() checks the token and sets the cookie
+      return Access::kOpen;
     }
+    return authorized(req, dashboard) ? Access::kAuthorized : Access::kRefused;
+  }
+  bool authorized(const Request& req, bool dashboard) const {
+    if (shared_->options.token.empty()) return true;
     auto auth = req.find(http::field::authorization);
     std::string_view value = auth == req.end()
                                  ? std::string_view()

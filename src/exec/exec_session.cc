@@ -92,8 +92,13 @@ class ExecSession : public ExecDaemon::Closable, public std::enable_shared_from_
     read();
   }
 
-  // Ends the socket at once with `code` (its executions are cancelled).
+  // Ends the socket at once with `code` (its executions are cancelled). Once: a second reason
+  // (the deadline after the budget) finds it closing.
   void abort(websocket::close_code code, const char* reason) {
+    if (aborted_) return;
+    aborted_ = true;
+    inMessage_ = false;
+    messageTimer_.cancel();
     closed();
     ws_.async_close(websocket::close_reason(code, reason),
                     [self = shared_from_this()](beast::error_code) {
@@ -267,6 +272,7 @@ class ExecSession : public ExecDaemon::Closable, public std::enable_shared_from_
   // those of the outbox) against the daemon's budget.
   static constexpr std::size_t kReadPiece = 64 * 1024;
   bool inMessage_ = false;
+  bool aborted_ = false;
   net::steady_timer messageTimer_;
   ByteCharge inCharge_;
   ByteCharge outCharge_;

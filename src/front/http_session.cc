@@ -463,8 +463,13 @@ void HttpSession::respond(AppResponse r) {
     }
   }
   if (r.failure == FailureKind::kNone && !r.stream && !isHead_) {
-    // The whole answer is held until the client has read it: charged to the client budget.
-    answerCharge_ = ByteCharge::take(context_.options.clientBuffers, r.body.size());
+    // The whole answer is held until the client has read it: charged to the client budget (by
+    // the backend already, as it arrived from a worker: that charge comes with it).
+    if (r.clientCharge && r.clientCharge->bytes() == r.body.size()) {
+      answerCharge_ = std::move(*r.clientCharge);
+    } else {
+      answerCharge_ = ByteCharge::take(context_.options.clientBuffers, r.body.size());
+    }
     if (!answerCharge_) {
       if (auto* m = context_.options.metrics) m->buffersFull.with({"answer"}).inc();
       logEvent(Level::kWarn, "answer dropped: the bytes held for clients are at client_buffer_mb",

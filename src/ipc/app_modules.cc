@@ -41,21 +41,47 @@ bool isRelative(const std::string& s) {
   return s.rfind("./", 0) == 0 || s.rfind("../", 0) == 0 || s.rfind('/', 0) == 0;
 }
 
-// False (with the reason) when the file cannot be read whole.
-bool readWhole(const std::string& path, std::string* out, std::string* why) {
+// False (with the reason) when the file cannot be read whole, or holds more than `max` bytes
+// (nothing past that is read: a file that grows, or lies about its size, costs `max` at most).
+bool readWhole(const std::string& path, std::size_t max, std::string* out, std::string* why) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     *why = std::strerror(errno);
     return false;
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  out->clear();
+  char buffer[64 * 1024];
+  while (in) {
+    in.read(buffer, sizeof buffer);
+    out->append(buffer, static_cast<std::size_t>(in.gcount()));
+    if (out->size() > max) {
+      *why = "larger than the " + std::to_string(max >> 10) + " KiB left for the app's modules";
+      return false;
+    }
+  }
   if (in.bad()) {
     *why = "a read failed";
     return false;
   }
-  *out = ss.str();
   return true;
+}
+
+// Where a module may be read from: a regular file beneath the app's directory (the entry's),
+// never under /proc, /sys or /dev (an app at the root of the filesystem would otherwise name
+// the master's /proc/self/environ in an import). Empty when it may; else why not.
+std::string refusal(const fs::path& resolved, const std::string& root) {
+  std::string path = resolved.string();
+  for (const char* pseudo : {"/proc/", "/sys/", "/dev/"}) {
+    if (path.rfind(pseudo, 0) == 0) return path + " is not a file an app may import";
+  }
+  std::string prefix = root == "/" ? root : root + "/";
+  if (path.rfind(prefix, 0) != 0) {
+    return path + " is outside the app's directory " + root +
+           " (only files under it are read: bundle the app to use others)";
+  }
+  std::error_code ec;
+  if (!fs::is_regular_file(resolved, ec)) return "no such file " + path;
+  return "";
 }
 
 }  // namespace
@@ -74,32 +100,45 @@ const ModuleFile* AppModules::find(const std::string& path) const {
 }
 
 std::vector<std::string> importSpecifiers(std::string_view s) {
+  // One pass: comments and string literals are stepped over whole (a specifier inside either is
+  // not an import), every other character once. A regular expression holding a quote may hide
+  // an import on its line from this scan; the worker then says it was not found.
   std::vector<std::string> out;
-  for (std::size_t at = 0; at < s.size(); ++at) {
-    std::size_t keyword = 0;
-    if (s.compare(at, 6, "import") == 0) {
-      keyword = 6;
-    } else if (s.compare(at, 4, "from") == 0) {
-      keyword = 4;
+  const std::size_t n = s.size();
+  std::size_t at = 0;
+  auto readString = [&](std::size_t open, std::string* literal) {
+    char quote = s[open];
+    std::size_t q = open + 1;
+    for (; q < n && s[q] != quote; ++q) {
+      if (s[q] == '\n' && quote != '`') break;  // an unterminated '...' or "..." ends here
+      if (s[q] == '\\' && q + 1 < n) ++q;       // an escape: the next character as it is
+      if (literal) *literal += s[q];
+    }
+    return q < n && s[q] == quote ? q + 1 : q;  // past the closing quote (or where it stopped)
+  };
+  while (at < n) {
+    char c = s[at];
+    if (c == '/' && at + 1 < n && (s[at + 1] == '/' || s[at + 1] == '*')) {
+      at = skipSpace(s, at);
+    } else if (c == '\'' || c == '"' || c == '`') {
+      at = readString(at, nullptr);
+    } else if (identifierChar(c)) {
+      std::size_t end = at;
+      while (end < n && identifierChar(s[end])) ++end;
+      std::string_view word = s.substr(at, end - at);
+      bool member = at > 0 && s[at - 1] == '.';  // x.from(...), x.import
+      at = end;
+      if (member || (word != "import" && word != "from")) continue;
+      std::size_t p = skipSpace(s, end);
+      if (p < n && s[p] == '(') p = skipSpace(s, p + 1);
+      if (p < n && (s[p] == '\'' || s[p] == '"')) {
+        std::string literal;
+        at = readString(p, &literal);
+        out.push_back(std::move(literal));
+      }
     } else {
-      continue;
+      ++at;
     }
-    if ((at > 0 && (identifierChar(s[at - 1]) || s[at - 1] == '.')) ||
-        (at + keyword < s.size() && identifierChar(s[at + keyword]))) {
-      continue;
-    }
-    std::size_t p = skipSpace(s, at + keyword);
-    if (p < s.size() && s[p] == '(') p = skipSpace(s, p + 1);
-    if (p >= s.size() || (s[p] != '\'' && s[p] != '"')) continue;
-    char quote = s[p];
-    std::string literal;
-    std::size_t q = p + 1;
-    for (; q < s.size() && s[q] != quote && s[q] != '\n'; ++q) {
-      if (s[q] == '\\' && q + 1 < s.size()) ++q;  // an escape: the next character as it is
-      literal += s[q];
-    }
-    if (q < s.size() && s[q] == quote) out.push_back(std::move(literal));
-    at = q;
   }
   return out;
 }
@@ -113,9 +152,11 @@ AppModules readAppModules(const std::string& entryPath, std::size_t maxBytes) {
   std::string why;
   if (ec || !fs::is_regular_file(entry, ec)) {
     first.error = "cannot read module " + entryPath + ": no such file";
-  } else if (!readWhole(first.path, &first.source, &why)) {
+  } else if (!readWhole(first.path, maxBytes, &first.source, &why)) {
     first.error = "cannot read module " + entryPath + ": " + why;
   }
+  // The app's directory: what its imports may reach.
+  const std::string root = ec ? std::string("/") : entry.parent_path().string();
   modules.files.push_back(std::move(first));
   std::unordered_map<std::string, std::size_t> seen{{modules.files[0].path, 0}};
   std::size_t total = modules.files[0].source.size();
@@ -131,8 +172,9 @@ AppModules readAppModules(const std::string& entryPath, std::size_t maxBytes) {
       fs::path target = specifier[0] == '/' ? fs::path(specifier) : dir / specifier;
       ModuleFile::Import im{specifier, "", ""};
       fs::path resolved = fs::weakly_canonical(target, ec);
-      if (ec || !fs::is_regular_file(resolved, ec)) {
-        im.error = "no such file " + target.string();
+      std::string refused = ec ? "no such file " + target.string() : refusal(resolved, root);
+      if (!refused.empty()) {
+        im.error = refused;
       } else if (auto it = seen.find(resolved.string()); it != seen.end()) {
         im.path = resolved.string();
       } else if (modules.files.size() >= kMaxAppModuleFiles) {
@@ -142,15 +184,10 @@ AppModules readAppModules(const std::string& entryPath, std::size_t maxBytes) {
       } else {
         ModuleFile file;
         file.path = resolved.string();
-        if (!readWhole(file.path, &file.source, &why)) {
+        if (!readWhole(file.path, maxBytes - total, &file.source, &why)) {
           im.error = "cannot read " + file.path + ": " + why;
         } else {
           total += file.source.size();
-          if (total > maxBytes) {
-            modules.error = "the app's modules are over " + std::to_string(maxBytes >> 20) +
-                            " MiB in all; bundle and minify it";
-            return modules;
-          }
           im.path = file.path;
           seen.emplace(file.path, modules.files.size());
           modules.files.push_back(std::move(file));

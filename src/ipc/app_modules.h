@@ -2,14 +2,15 @@
 // An app's ES modules as bytes: its entry file and every file its static relative imports reach,
 // read by the side that may read files (the master, or the engine of `isolane run`) and handed to
 // the worker in its LoadApp frame. A worker reads no file (its sandbox refuses open), so the
-// import graph is found here, without V8: each source is scanned for the string literal after
-// `from` or `import` (comments skipped), which finds every static import and export-from, and
-// may find more (a specifier in a comment or a string): those are read too if they name a file,
-// and cost nothing else. Each file's imports are resolved here, as the worker resolved them
-// before: relative to the importing file, symlinks followed (weakly_canonical).
+// import graph is found here, without V8: each source is scanned once for the string literal
+// after `from` or `import` (comments and other string literals stepped over), which finds every
+// static import and export-from written with a literal. Each is resolved here, as the worker
+// resolved it before: relative to the importing file, symlinks followed (weakly_canonical).
 //
-// Bounds: at most kMaxAppModuleFiles files and `maxBytes` of sources in all; past them the app's
-// load fails with a message saying so.
+// The app's source chooses what is read, so it is untrusted: only regular files beneath the
+// app's directory (the entry's) are read, never anything under /proc, /sys or /dev, at most
+// kMaxAppModuleFiles files and `maxBytes` in all (a file is read no further than what is left).
+// What may not be read is reported as the import's error, and the worker's load names it.
 //
 // Thread rule: plain data and a pure function of the filesystem; safe from any thread.
 

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "util/byte_budget.h"
+
 namespace isolane {
 
 class BodyPipe;
@@ -124,6 +126,9 @@ struct AppResponse {
   // As AppRequest::bodyHold: a worker's copy of an app's whole body stays charged to the app's
   // isolate until its frames are written.
   std::shared_ptr<const void> bodyHold = {};
+  // In the master: `body`'s charge to the budget of bytes held for clients, taken as it arrived
+  // from the worker and handed to the front, which holds it until the client has read it.
+  std::shared_ptr<ByteCharge> clientCharge = {};
 
   // True for failures the client may retry: the server, not the request, was the cause.
   bool retryable() const {

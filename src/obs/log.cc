@@ -71,6 +71,13 @@ void logEvent(Level level, std::string_view message, std::initializer_list<LogFi
   spdlog::log(lvl, "{}", line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
+void logLine(Level level, std::string_view line) {
+  auto lvl = toSpdlog(level);
+  if (spdlog::should_log(lvl)) spdlog::log(lvl, "{}", line);
+}
+
+std::string logTimestamp() { return timestamp(); }
+
 namespace {
 
 void setUpLogger(std::string_view process, spdlog::level::level_enum fallback) {

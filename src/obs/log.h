@@ -3,6 +3,7 @@
 // (app, request id, worker, ...). Safe from any thread (spdlog's loggers are).
 
 #include <nlohmann/json.hpp>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -13,6 +14,12 @@ enum class Level { kDebug, kInfo, kWarn, kError };
 using LogField = std::pair<std::string_view, nlohmann::ordered_json>;
 
 void logEvent(Level level, std::string_view message, std::initializer_list<LogField> fields = {});
+
+// A line another process of the server wrote (a worker's, already one JSON object: see
+// pool/worker_output.h), written as it is at `level`. Safe from any thread.
+void logLine(Level level, std::string_view line);
+// The timestamp logEvent gives a line (UTC, milliseconds).
+std::string logTimestamp();
 
 // Sets up the process's logger: JSON lines on stderr, level from ISOLANE_LOG_LEVEL.
 void initLogging(std::string_view process);

@@ -17,6 +17,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
+bool isHex(const std::string& s) {
+  for (char c : s) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return !s.empty();
+}
+
 }  // namespace
 
 std::string CodeCacheStore::fileSha256(const std::string& path) {
@@ -24,18 +31,20 @@ std::string CodeCacheStore::fileSha256(const std::string& path) {
   return readFile(path, &bytes) ? sha256Hex(bytes) : std::string();
 }
 
-bool CodeCacheStore::isSha256(const std::string& s) {
-  if (s.size() != 64) return false;
-  for (char c : s) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  }
-  return true;
+bool CodeCacheStore::isSha256(const std::string& s) { return s.size() == 64 && isHex(s); }
+
+std::string CodeCacheStore::scope(const std::string& engineKey, const std::string& app) {
+  return sha256Hex(engineKey).substr(0, 16) + "/" + sha256Hex(app).substr(0, 16);
 }
 
-std::string CodeCacheStore::pathFor(const std::string& engineKey,
+std::string CodeCacheStore::pathFor(const std::string& scope,
                                     const std::string& sourceSha256) const {
   if (dir_.empty() || !isSha256(sourceSha256)) return {};
-  return dir_ + "/" + sha256Hex(engineKey).substr(0, 16) + "/" + sourceSha256 + ".v8cache";
+  // Callers pass scope(); anything else is hashed, so no string can name a path outside dir_.
+  bool ours = scope.size() == 33 && scope[16] == '/' && isHex(scope.substr(0, 16)) &&
+              isHex(scope.substr(17));
+  std::string dir = ours ? scope : sha256Hex(scope).substr(0, 16);
+  return dir_ + "/" + dir + "/" + sourceSha256 + ".v8cache";
 }
 
 // A file is a header line with the SHA-256 of the cache, then the cache: V8 checks a cache's
@@ -43,9 +52,9 @@ std::string CodeCacheStore::pathFor(const std::string& engineKey,
 constexpr char kHeader[] = "isolane code cache 1 ";
 constexpr std::size_t kHeaderBytes = sizeof(kHeader) - 1 + 64 + 1;
 
-std::string CodeCacheStore::find(const std::string& engineKey,
+std::string CodeCacheStore::find(const std::string& scope,
                                  const std::string& sourceSha256) const {
-  std::string path = pathFor(engineKey, sourceSha256);
+  std::string path = pathFor(scope, sourceSha256);
   std::string file;
   if (path.empty() || !readFile(path, &file)) return {};
   if (file.size() <= kHeaderBytes || file.size() > kHeaderBytes + kMaxCodeCacheBytes ||
@@ -58,9 +67,9 @@ std::string CodeCacheStore::find(const std::string& engineKey,
   return file.substr(kHeaderBytes);
 }
 
-Result<bool> CodeCacheStore::keep(const std::string& engineKey, const std::string& sourceSha256,
+Result<bool> CodeCacheStore::keep(const std::string& scope, const std::string& sourceSha256,
                                   const std::string& cache) const {
-  std::string path = pathFor(engineKey, sourceSha256);
+  std::string path = pathFor(scope, sourceSha256);
   if (path.empty() || cache.empty() || cache.size() > kMaxCodeCacheBytes) {
     return false;  // nothing that could be stored
   }
@@ -99,18 +108,19 @@ void CodeCacheStore::offer(AppSpec& app, const std::string& engineKey) const {
   } else {
     app.sourceSha256 = fileSha256(app.modulePath);
   }
-  app.codeCache = find(engineKey, app.sourceSha256);
+  app.codeCache = find(scope(engineKey, app.name), app.sourceSha256);
 }
 
-Result<bool> CodeCacheStore::settle(const std::string& engineKey,
-                                    const AppLoadReport& report) const {
-  if (report.cache == CodeCacheUse::kRejected) drop(engineKey, report.sourceSha256);
+Result<bool> CodeCacheStore::settle(const std::string& engineKey, const std::string& app,
+                                    const AppLoadReport& report, bool offered) const {
+  std::string where = scope(engineKey, app);
+  if (report.cache == CodeCacheUse::kRejected && offered) drop(where, report.sourceSha256);
   if (report.producedCache.empty() || !enabled()) return false;
-  return keep(engineKey, report.sourceSha256, report.producedCache);
+  return keep(where, report.sourceSha256, report.producedCache);
 }
 
-void CodeCacheStore::drop(const std::string& engineKey, const std::string& sourceSha256) const {
-  std::string path = pathFor(engineKey, sourceSha256);
+void CodeCacheStore::drop(const std::string& scope, const std::string& sourceSha256) const {
+  std::string path = pathFor(scope, sourceSha256);
   if (!path.empty()) std::remove(path.c_str());
 }
 

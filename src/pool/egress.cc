@@ -2,6 +2,8 @@
 
 #include <pthread.h>
 
+#include <algorithm>
+
 #include "ipc/exec_types.h"
 #include "ipc/fetch_codec.h"
 #include "obs/log.h"
@@ -70,12 +72,25 @@ void Egress::call(std::uint64_t owner, const std::shared_ptr<const Reply>& reply
   init.url = std::move(call.url);
   init.headers = std::move(call.headers);
   init.body = std::move(call.body);
-  if (call.timeoutMs > 0) init.timeout = std::chrono::milliseconds(call.timeoutMs);
+  if (call.timeoutMs > 0) {
+    init.timeout = std::min(std::chrono::milliseconds(call.timeoutMs),
+                            std::chrono::milliseconds(kMaxTimeout));
+  }
   {
     auto table = table_.lock();
     if (table->byWorker.count({owner, call.op})) {
       return fail(*reply, call.op, "operation id reused", "network");
     }
+    std::shared_ptr<ByteBudget>& bodies = table->bodies[owner];
+    if (!bodies) bodies = std::make_shared<ByteBudget>(kMaxBodyBytesPerWorker);
+    ByteCharge charge = ByteCharge::take(bodies, init.body.size());
+    if (!charge) {
+      return fail(*reply, call.op,
+                  "the worker's outbound request bodies in flight are over " +
+                      std::to_string(kMaxBodyBytesPerWorker >> 20) + " MiB",
+                  "too-large");
+    }
+    init.bodyHold = std::make_shared<ByteCharge>(std::move(charge));
     std::size_t& count = table->perOwner[owner];
     if (count >= kMaxOpsPerWorker) {
       return fail(*reply, call.op,
@@ -104,6 +119,7 @@ void Egress::forget(std::uint64_t owner) {
       }
     }
     table->perOwner.erase(owner);
+    table->bodies.erase(owner);  // what its operations still hold goes with them
   }
   for (std::uint64_t op : aborted) client_.abort(op);
 }

@@ -6,11 +6,13 @@
 // sends the events back as FetchEvent frames, one body piece per pull.
 //
 // Nothing a worker sends is trusted: an unknown app is refused, a pull or abort names only the
-// worker's own operations, and a worker holds at most kMaxOpsPerWorker operations at once.
+// worker's own operations, a worker holds at most kMaxOpsPerWorker operations and
+// kMaxBodyBytesPerWorker of request bodies at once, and the timeout it asks for is bounded.
 //
 // Thread rule: every method is safe from any thread; events go out on the egress thread.
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -23,6 +25,7 @@
 #include "ipc/app_spec.h"
 #include "ipc/fetch_exchange.h"
 #include "pool/worker_process.h"
+#include "util/byte_budget.h"
 #include "util/doorbell.h"
 #include "util/guarded.h"
 #include "worker/fetch_client.h"
@@ -32,6 +35,11 @@ namespace isolane {
 class Egress {
  public:
   static constexpr std::size_t kMaxOpsPerWorker = 4096;
+  // Request bodies of one worker's fetches the master holds at once (until each has its
+  // response's head: a body is sent again when a pooled connection turns out closed).
+  static constexpr std::size_t kMaxBodyBytesPerWorker = std::size_t{64} << 20;
+  // The longest exchange a worker may ask for (the runtime asks for none: 30 s).
+  static constexpr std::chrono::milliseconds kMaxTimeout{300'000};
 
   Egress(FetchClientOptions options, std::size_t maxFrameBytes);
   ~Egress();
@@ -68,6 +76,7 @@ class Egress {
     std::unordered_map<std::uint64_t, Op> ops;  // the client's op -> whose
     std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> byWorker;  // -> client op
     std::unordered_map<std::uint64_t, std::size_t> perOwner;
+    std::unordered_map<std::uint64_t, std::shared_ptr<ByteBudget>> bodies;  // per worker
   };
   Guarded<Table> table_;
   std::atomic<bool> stopping_{false};

@@ -67,7 +67,9 @@ Status InProcessBackend::start(const std::vector<AppSpec>& apps) {
     codeCache_.offer(app, engineKey());
     AppLoadReport report;
     if (Status s = executors_->loadApp(app, &report); !s) return s;
-    if (Result<bool> kept = codeCache_.settle(engineKey(), report); !kept) {
+    if (Result<bool> kept =
+            codeCache_.settle(engineKey(), app.name, report, !app.codeCache.empty());
+        !kept) {
       logEvent(Level::kWarn, "cannot store a code cache", {{"error", kept.error()}});
     }
   }

@@ -1,5 +1,6 @@
 #include "pool/subprocess_backend.h"
 
+#include <map>
 #include <set>
 
 #include <signal.h>
@@ -177,6 +178,13 @@ bool SubprocessBackend::inStreamingLane(const Slot& slot) const {
   return lanes() && slot.group.empty() &&
          static_cast<std::size_t>(slot.index) >= options_.size - streamingLane() &&
          static_cast<std::size_t>(slot.index) < options_.size;
+}
+
+std::string SubprocessBackend::groupOf(const std::string& app) const {
+  for (const auto& [own, n] : options_.ownApps) {
+    if (own == app) return own;
+  }
+  return "";
 }
 
 bool SubprocessBackend::servesLocked(const Slot& slot, const std::string& app) const {
@@ -407,24 +415,41 @@ void SubprocessBackend::drainQueue() {
     std::lock_guard<std::mutex> lock(mu_);
     if (queue_.empty() || stopping_) return;
     // Take, in order, only what there is room for now (short requests in the short lane under
-    // the global cap, streaming apps' requests in theirs under the stream cap), so that nothing
-    // is queued again at the back; stop at the first that would not fit.
-    std::size_t shortRoom = 0, streamSlots = 0;
+    // the global cap, streaming apps' requests in theirs under the stream cap, each in the
+    // workers of its app's group), so that nothing is queued again at the back; within a group
+    // and kind, stop at the first that would not fit.
+    struct Room {
+      std::size_t shortRoom = 0, streamSlots = 0;
+      bool shortBlocked = false, streamBlocked = false;
+    };
+    std::map<std::string, Room> rooms;  // by group ("": the shared workers)
     for (auto& s : slots_) {
       if (s->state != SlotState::kReady) continue;
-      if (inStreamingLane(*s) || !lanes()) ++streamSlots;
+      Room& room = rooms[s->group];
+      if (!s->group.empty() || inStreamingLane(*s) || !lanes()) ++room.streamSlots;
       if (!inStreamingLane(*s) && s->inFlight < options_.workerMaxInflight && !wedgedLocked(*s)) {
-        shortRoom += options_.workerMaxInflight - s->inFlight;
+        room.shortRoom += options_.workerMaxInflight - s->inFlight;
       }
     }
-    shortRoom = std::min(shortRoom, admitted_.room());
-    std::size_t streamRoom = streamSlots == 0 ? 0 : streams_.room();
-    while (!queue_.empty()) {
-      std::size_t& room = queue_.front().request.streaming ? streamRoom : shortRoom;
-      if (room == 0) break;
-      --room;
-      ready.push_back(std::move(queue_.front()));
-      queue_.pop_front();
+    std::size_t shortCap = admitted_.room(), streamCap = streams_.room();
+    for (auto it = queue_.begin(); it != queue_.end();) {
+      Room& room = rooms[groupOf(it->request.app)];
+      bool stream = it->request.streaming;
+      bool fits = stream ? !room.streamBlocked && room.streamSlots > 0 && streamCap > 0
+                         : !room.shortBlocked && room.shortRoom > 0 && shortCap > 0;
+      if (!fits) {
+        (stream ? room.streamBlocked : room.shortBlocked) = true;
+        ++it;
+        continue;
+      }
+      if (stream) {
+        --streamCap;
+      } else {
+        --room.shortRoom;
+        --shortCap;
+      }
+      ready.push_back(std::move(*it));
+      it = queue_.erase(it);
     }
   }
   for (Queued& q : ready) {

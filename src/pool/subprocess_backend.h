@@ -92,7 +92,7 @@ class SubprocessBackend final : public Backend {
   // Believed only for `offeredSha256` (what this load was offered) and from a worker's first load
   // (`firstLoad`): see Slot::firstApp.
   void noteCodeCache(const std::string& engineKey, const wire::AppLoaded& loaded,
-                     const std::string& offeredSha256, bool firstLoad);
+                     const std::string& offeredSha256, bool cacheOffered, bool firstLoad);
   void onDeath(int slot, std::uint64_t generation, const std::string& reason);
   void killLocked(Slot& slot, const std::string& reason);
   // Dispatches to a worker or queues or sheds; mu_ must not be held.
@@ -137,6 +137,8 @@ class SubprocessBackend final : public Backend {
   std::size_t streamingLane() const;
   bool lanes() const { return streamingLane() > 0; }
   bool inStreamingLane(const Slot& slot) const;
+  // The group whose workers run `app`: its name for an app of its own process, else "".
+  std::string groupOf(const std::string& app) const;
   // Whether `slot`'s workers run `app` (its group's apps).
   bool servesLocked(const Slot& slot, const std::string& app) const;
   // The apps a slot's worker loads: its own app, or the shared ones.

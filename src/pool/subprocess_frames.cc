@@ -69,21 +69,27 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
     case wire::Message::AppLoaded: {
       const wire::AppLoaded* m = frame.message_as_AppLoaded();
       if (!slot.helloSeen) return violation("AppLoaded before Hello");
-      // Each load it was sent is answered once, by its name.
+      // Each load it was sent is answered once, by its name, the first before the others go.
       std::string name = m->name() ? m->name()->str() : "";
       auto load = slot.loadsOutstanding.find(name);
       if (load == slot.loadsOutstanding.end()) {
         return violation("AppLoaded for an app it was not loading (" +
                          std::to_string(name.size()) + "-byte name)");
       }
-      std::string offered = std::move(load->second);
+      Slot::Load offered = std::move(load->second);
       slot.loadsOutstanding.erase(load);
       if (m->ok()) {
         std::string key = slot.engineKey;
         bool first = name == slot.firstApp;
         ++slot.appsLoaded;
+        // The first load is answered: the others, and the heartbeat, go now.
+        std::vector<std::string> later = std::move(slot.laterLoads);
+        slot.laterLoads.clear();
+        if (!later.empty()) slot.heartbeatSentAt = clock_.now();
+        std::shared_ptr<WorkerProcess> proc = slot.proc;
         lock.unlock();
-        noteCodeCache(key, *m, offered, first);
+        for (const std::string& f : later) (void)proc->send(f);
+        noteCodeCache(key, *m, offered.sha256, offered.cacheOffered, first);
         return;
       }
       slot.loadError = m->error() ? m->error()->str() : "app failed to load";
@@ -187,11 +193,14 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
         drainQueue();
         return;
       }
-      // The front charges the answer itself while it writes it (front/http_session.cc).
-      p->bodyCharge.reset();
       AppResponse response = p->discard.empty()
                                  ? std::move(p->response)
                                  : AppResponse::shed("client-buffers-full", p->discard);
+      // The charge goes with the body to the front, which holds it until the client read it.
+      if (p->discard.empty() && p->bodyCharge) {
+        response.clientCharge = std::make_shared<ByteCharge>(std::move(p->bodyCharge));
+      }
+      p->bodyCharge.reset();
       p->response.body.clear();
       lock.unlock();
       finish(id, std::move(response));

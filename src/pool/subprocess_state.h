@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "ipc/body_pipe.h"
 #include "ipc/status_page.h"
@@ -38,12 +39,19 @@ struct SubprocessBackend::Slot {
   std::string loadError;
   bool helloSeen = false;
   std::string engineKey;  // from its Hello (sent before any app's code ran in it): caches' key
-  // The loads it was sent and has not answered: app name -> the module hash it was offered (the
-  // only one it may report a code cache for, once). And the app it loaded first, before any
-  // other app's code ran in it: only that app's code cache is believed (a worker that an app
-  // compromised while it loaded could otherwise hand the master a forged cache for the apps
-  // after it). The load order turns with each process, so each app is someone's first.
-  std::unordered_map<std::string, std::string> loadsOutstanding;
+  // The loads it was sent and has not answered, by app name: the module hash it was offered (the
+  // only one it may report a code cache for, once) and whether a cache went with it. And the
+  // app it loaded first, before any other app's code ran in it: only that app's code cache is
+  // believed (a worker that an app compromised while it loaded could otherwise hand the master a
+  // forged cache for the apps after it); the other loads go out once that one is answered, so
+  // none of their code runs while its answer may still be in the worker. The load order turns
+  // with each process, so each app is someone's first.
+  struct Load {
+    std::string sha256;
+    bool cacheOffered = false;
+  };
+  std::unordered_map<std::string, Load> loadsOutstanding;
+  std::vector<std::string> laterLoads;  // frames sent once the first load is answered
   std::string firstApp;
   bool loadsSent = false;  // its apps went out (it is ready once each is answered)
   CrashBudget budget;

@@ -63,6 +63,7 @@ void SubprocessBackend::spawnLocked(Slot& slot) {
   slot.engineKey.clear();
   slot.helloSeen = false;
   slot.loadsOutstanding.clear();
+  slot.laterLoads.clear();
   slot.firstApp.clear();
   slot.loadsSent = false;
   slot.isolates = 0;
@@ -116,29 +117,39 @@ void SubprocessBackend::loadApps(int index, std::uint64_t generation,
     }
     if (frame) frames.push_back(std::move(frame.value()));
   }
+  std::string now;  // what goes out now: the first load (or, with no app, the heartbeat)
   {
     std::lock_guard<std::mutex> lock(mu_);
     Slot& slot = *slots_[static_cast<std::size_t>(index)];
     if (slot.generation != generation || !slot.proc) return;
     slot.loadsOutstanding.clear();
-    for (const AppSpec& app : apps) slot.loadsOutstanding[app.name] = app.sourceSha256;
+    for (const AppSpec& app : apps) {
+      slot.loadsOutstanding[app.name] = Slot::Load{app.sourceSha256, !app.codeCache.empty()};
+    }
     slot.firstApp = apps.empty() ? std::string() : apps.front().name;
     slot.loadsSent = true;
+    // The first heartbeat is answered only after the loads before it: ready means loaded.
+    slot.heartbeatSeq++;
+    slot.heartbeatOutstanding = true;
+    slot.heartbeatSentAt = clock_.now();
+    auto hb = encodeHeartbeat(slot.heartbeatSeq, options_.maxFrameBytes);
+    // The other loads (and the heartbeat) wait for the first load's answer (Slot::laterLoads).
+    slot.laterLoads.clear();
+    for (std::size_t i = 1; i < frames.size(); ++i) slot.laterLoads.push_back(std::move(frames[i]));
+    if (hb) slot.laterLoads.push_back(std::move(hb.value()));
+    if (!frames.empty()) {
+      now = std::move(frames.front());
+    } else if (!slot.laterLoads.empty()) {
+      now = std::move(slot.laterLoads.back());
+      slot.laterLoads.clear();
+    }
   }
-  for (const std::string& f : frames) (void)proc->send(f);
-  // The first heartbeat is answered only after the loads before it: ready means loaded.
-  std::lock_guard<std::mutex> lock(mu_);
-  Slot& slot = *slots_[static_cast<std::size_t>(index)];
-  if (slot.generation != generation || !slot.proc) return;
-  slot.heartbeatSeq++;
-  slot.heartbeatOutstanding = true;
-  slot.heartbeatSentAt = clock_.now();
-  auto hb = encodeHeartbeat(slot.heartbeatSeq, options_.maxFrameBytes);
-  if (hb) (void)proc->send(hb.value());
+  if (!now.empty()) (void)proc->send(now);
 }
 
 void SubprocessBackend::noteCodeCache(const std::string& engineKey, const wire::AppLoaded& m,
-                                      const std::string& offeredSha256, bool firstLoad) {
+                                      const std::string& offeredSha256, bool cacheOffered,
+                                      bool firstLoad) {
   AppLoadReport report = decodeAppLoadReport(m);
   static const char* const kUse[] = {"none", "accepted", "rejected"};
   codeCacheLoads_.with({kUse[static_cast<int>(report.cache)]}).inc();
@@ -157,7 +168,7 @@ void SubprocessBackend::noteCodeCache(const std::string& engineKey, const wire::
     logEvent(Level::kWarn, "V8 rejected a code cache; the module was compiled",
              {{"app", app}, {"sha256", report.sourceSha256}});
   }
-  Result<bool> kept = codeCache_.settle(engineKey, report);
+  Result<bool> kept = codeCache_.settle(engineKey, app, report, cacheOffered);
   if (!kept) {
     logEvent(Level::kWarn, "cannot store a code cache", {{"error", kept.error()}});
   } else if (kept.value()) {

@@ -1,6 +1,7 @@
 #include "pool/worker_process.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
@@ -11,6 +12,7 @@
 #include <cstring>
 
 #include "obs/log.h"
+#include "pool/worker_output.h"
 #include "util/environment.h"
 
 extern char** environ;
@@ -28,22 +30,33 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(const std::vector<st
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
     return Error{std::string("socketpair failed: ") + std::strerror(errno)};
   }
+  // Its stdout and stderr: a pipe of its own, read and logged by the master (pool/worker_output.h).
+  int output[2];
+  if (pipe2(output, O_CLOEXEC) != 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return Error{std::string("pipe failed: ") + std::strerror(errno)};
+  }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, fds[1], 3);
+  posix_spawn_file_actions_adddup2(&actions, output[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, output[1], 2);
   // Out of the way first: the page's descriptor may be 3 (then the dup2 above would replace it
   // before it is copied) or 4.
   int status = statusFd >= 0 ? fcntl(statusFd, F_DUPFD_CLOEXEC, 10) : -1;
   if (statusFd >= 0 && status < 0) {
     close(fds[0]);
     close(fds[1]);
+    close(output[0]);
+    close(output[1]);
     posix_spawn_file_actions_destroy(&actions);
     return Error{std::string("cannot pass the status page: ") + std::strerror(errno)};
   }
   if (status >= 0) posix_spawn_file_actions_adddup2(&actions, status, 4);
-  // The worker holds its socket (3), its status page (4) and its output (stdout and stderr, which
-  // go to the server's log), nothing else of the master's: no listener, no client connection,
-  // no upstream socket it could write a forged answer to. stdin reads nothing.
+  // The worker holds its socket (3), its status page (4) and its output pipe (1, 2), nothing else
+  // of the master's: no listener, no client connection, no upstream socket it could write a
+  // forged answer to, not the master's own stderr. stdin reads nothing.
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addclosefrom_np(&actions, status >= 0 ? 5 : 4);
   posix_spawnattr_t attr;
@@ -72,19 +85,22 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(const std::vector<st
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   close(fds[1]);
+  close(output[1]);
   if (status >= 0) close(status);
   if (rc != 0) {
     close(fds[0]);
+    close(output[0]);
     return Error{"cannot start worker " + argv[0] + ": " + std::strerror(rc)};
   }
-  return std::unique_ptr<WorkerProcess>(
-      new WorkerProcess(pid, fds[0], maxFrameBytes, std::move(onFrame), std::move(onDeath)));
+  return std::unique_ptr<WorkerProcess>(new WorkerProcess(
+      pid, fds[0], output[0], maxFrameBytes, std::move(onFrame), std::move(onDeath)));
 }
 
-WorkerProcess::WorkerProcess(pid_t pid, int fd, std::size_t maxFrameBytes, FrameHandler onFrame,
-                             DeathHandler onDeath)
+WorkerProcess::WorkerProcess(pid_t pid, int fd, int outputFd, std::size_t maxFrameBytes,
+                             FrameHandler onFrame, DeathHandler onDeath)
     : pid_(pid),
       fd_(fd),
+      outputFd_(outputFd),
       maxFrameBytes_(maxFrameBytes),
       onFrame_(std::move(onFrame)),
       onDeath_(std::move(onDeath)) {
@@ -106,6 +122,7 @@ WorkerProcess::~WorkerProcess() {
   if (reader_.joinable()) reader_.join();
   out_.reset();  // after shutdown: what it still holds fails at once
   close(fd_);
+  close(outputFd_);
 }
 
 Status WorkerProcess::send(const std::string& frame) {
@@ -147,9 +164,27 @@ std::string WorkerProcess::reap() {
 
 void WorkerProcess::readLoop() {
   FrameReader reader(maxFrameBytes_);
+  WorkerOutput output(pid_);
   std::string buffer(std::size_t{64} * 1024, '\0');
   std::string reason;
+  bool outputOpen = true;
   for (;;) {
+    // Its output, when some is waiting: logged as it comes (its last lines before it died too).
+    pollfd fds[2] = {{fd_, POLLIN, 0}, {outputOpen ? outputFd_ : -1, POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (fds[1].revents != 0) {
+      ssize_t got = ::read(outputFd_, buffer.data(), buffer.size());
+      if (got > 0) {
+        output.feed(buffer.data(), static_cast<std::size_t>(got));
+      } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+        output.finish();
+        outputOpen = false;
+      }
+    }
+    if (fds[0].revents == 0) continue;
     ssize_t n = ::read(fd_, buffer.data(), buffer.size());
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
@@ -172,9 +207,19 @@ void WorkerProcess::readLoop() {
       break;
     }
   }
-  // The child can no longer talk to us: make sure it is gone, then reap it.
+  // The child can no longer talk to us: make sure it is gone, then reap it. What it wrote last
+  // (a fatal error's message) is logged before its death is.
   kill(SIGKILL);
   std::string exit = reap();
+  if (outputOpen) {
+    int flags = fcntl(outputFd_, F_GETFL);
+    fcntl(outputFd_, F_SETFL, flags | O_NONBLOCK);
+    ssize_t got;
+    while ((got = ::read(outputFd_, buffer.data(), buffer.size())) > 0) {
+      output.feed(buffer.data(), static_cast<std::size_t>(got));
+    }
+    output.finish();
+  }
   if (!silenced_) onDeath_(reason.empty() ? exit : reason + " (worker " + exit + ")");
 }
 

@@ -1,8 +1,9 @@
 #pragma once
 // WorkerProcess: one child process of the pool and the master's end of its socketpair. It spawns
-// the child, reads its frames on a reader thread (verified, never trusted), writes frames to it
-// without ever blocking the sender (a FrameOutbox), and reaps it: no zombies and no leaked
-// descriptors, whatever the order of deaths.
+// the child, reads its frames on a reader thread (verified, never trusted) and, on the same
+// thread, its output (logged by pool/worker_output.h), writes frames to it without ever blocking
+// the sender (a FrameOutbox), and reaps it: no zombies and no leaked descriptors, whatever the
+// order of deaths.
 //
 // Thread rule: send(), kill() and pid() are safe from any thread. The frame and death callbacks
 // run on the reader thread. The destructor must not run on the reader thread.
@@ -49,13 +50,14 @@ class WorkerProcess {
   bool alive() const { return !reaped_.load(); }
 
  private:
-  WorkerProcess(pid_t pid, int fd, std::size_t maxFrameBytes, FrameHandler onFrame,
-                DeathHandler onDeath);
+  WorkerProcess(pid_t pid, int fd, int outputFd, std::size_t maxFrameBytes,
+                FrameHandler onFrame, DeathHandler onDeath);
   void readLoop();
   std::string reap();
 
   const pid_t pid_;
   const int fd_;
+  const int outputFd_;  // the read end of its stdout and stderr (pool/worker_output.h)
   const std::size_t maxFrameBytes_;
   FrameHandler onFrame_;
   DeathHandler onDeath_;

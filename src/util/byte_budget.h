@@ -23,13 +23,13 @@ class ByteBudget {
   ByteBudget(const ByteBudget&) = delete;
   ByteBudget& operator=(const ByteBudget&) = delete;
 
-  // False (nothing reserved) when `bytes` would pass the cap.
+  // False (nothing reserved) when `bytes` would pass the cap. Never over the cap, even for an
+  // instant (a compare-and-swap loop): one reservation cannot make another fail spuriously.
   bool tryReserve(std::size_t bytes) {
-    std::size_t before = used_.fetch_add(bytes, std::memory_order_relaxed);
-    if (before + bytes > cap_ || before + bytes < before) {
-      used_.fetch_sub(bytes, std::memory_order_relaxed);
-      return false;
-    }
+    std::size_t used = used_.load(std::memory_order_relaxed);
+    do {
+      if (bytes > cap_ || used > cap_ - bytes) return false;
+    } while (!used_.compare_exchange_weak(used, used + bytes, std::memory_order_relaxed));
     return true;
   }
   void release(std::size_t bytes) { used_.fetch_sub(bytes, std::memory_order_relaxed); }
@@ -42,17 +42,18 @@ class ByteBudget {
 };
 
 // Bytes charged to a budget for as long as this object lives. Move-only. A charge with no
-// budget (made by default, or from a null budget) grants everything and counts nothing.
+// budget (made by default, or from a null budget) grants everything and counts nothing; a
+// refused one keeps its budget (it charges nothing, and a later resize is counted as ever).
 class ByteCharge {
  public:
   ByteCharge() = default;
   // A charge of `bytes`, or an empty, ungranted one (false) when the budget has not got them.
   static ByteCharge take(std::shared_ptr<ByteBudget> budget, std::size_t bytes) {
     ByteCharge charge;
-    if (budget && !budget->tryReserve(bytes)) return charge;
+    bool granted = !budget || budget->tryReserve(bytes);
     charge.budget_ = std::move(budget);
-    charge.bytes_ = bytes;
-    charge.granted_ = true;
+    charge.bytes_ = granted ? bytes : 0;
+    charge.granted_ = granted;
     return charge;
   }
 
@@ -61,6 +62,7 @@ class ByteCharge {
     if (this != &other) {
       reset();
       budget_ = std::move(other.budget_);
+      other.budget_.reset();
       bytes_ = std::exchange(other.bytes_, 0);
       granted_ = std::exchange(other.granted_, false);
     }
@@ -85,11 +87,10 @@ class ByteCharge {
     bytes_ = bytes;
     return true;
   }
+  // Gives back what is charged (the charge stays on its budget: a later resize counts).
   void reset() {
     if (budget_) budget_->release(bytes_);
-    budget_.reset();
     bytes_ = 0;
-    granted_ = false;
   }
 
  private:

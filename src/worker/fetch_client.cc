@@ -144,6 +144,13 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
     if (auto bad = checkRequestHead(init_.method, init_.headers)) {
       return fail("policy", "the request head was refused: " + *bad);
     }
+    // Methods Fetch forbids (a tunnel, or a request that echoes its own headers back).
+    for (const char* forbidden : {"CONNECT", "TRACE", "TRACK"}) {
+      if (beast::iequals(init_.method, forbidden)) {
+        return fail("policy", "the request head was refused: the method " + init_.method +
+                                  " is forbidden");
+      }
+    }
     url_ = *url;
     // Never pooled without a key; with one, only among the key's operations (FetchInit).
     if (!init_.poolKey.empty()) {
@@ -254,19 +261,23 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
   }
 
   void write() {
-    request_.version(11);
-    request_.method_string(init_.method);
-    request_.target(url_.target);
-    request_.set(http::field::host, url_.hostHeader);
-    for (const auto& [name, value] : init_.headers) {
-      if (!skipRequestHeader(name)) request_.insert(name, value);
-    }
-    // http: keeps the connection for the next exchange; https: closes (not pooled yet).
-    if (url_.https) request_.set(http::field::connection, "close");
-    request_.body() = std::move(init_.body);
-    if (!request_.body().empty() || init_.method == "POST" || init_.method == "PUT" ||
-        init_.method == "PATCH") {
-      request_.prepare_payload();
+    // Built once: a retry on a fresh connection (retryFresh) sends the same request again.
+    if (!requestBuilt_) {
+      requestBuilt_ = true;
+      request_.version(11);
+      request_.method_string(init_.method);
+      request_.target(url_.target);
+      request_.set(http::field::host, url_.hostHeader);
+      for (const auto& [name, value] : init_.headers) {
+        if (!skipRequestHeader(name)) request_.insert(name, value);
+      }
+      // http: keeps the connection for the next exchange; https: closes (not pooled yet).
+      if (url_.https) request_.set(http::field::connection, "close");
+      request_.body() = std::move(init_.body);
+      if (!request_.body().empty() || init_.method == "POST" || init_.method == "PUT" ||
+          init_.method == "PATCH") {
+        request_.prepare_payload();
+      }
     }
     withStream([&](auto& stream) {
       http::async_write(stream, request_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
@@ -315,6 +326,10 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
       newParser();
       return readHead();
     }
+    // No retry now: the request's body, and its charge (FetchInit::bodyHold), are let go of.
+    request_.body().clear();
+    request_.body().shrink_to_fit();
+    init_.bodyHold.reset();
     auto& res = parser_->get();
     FetchEvent head;
     head.op = id_;
@@ -419,6 +434,7 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
   std::string originKey_;
   tcp::endpoint remote_;
   bool reused_ = false;  // the connection came from the idle pool
+  bool requestBuilt_ = false;
   std::chrono::steady_clock::time_point deadline_;
   tcp::resolver resolver_;
   std::optional<beast::tcp_stream> tcp_;

@@ -8,6 +8,8 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <termios.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -16,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 namespace isolane {
@@ -40,11 +43,11 @@ const char* const kAllowed[] = {
     // its descriptors: the master's socket, its status page, pipes and event descriptors node and
     // libuv made, its output
     "read", "readv", "pread64", "preadv", "preadv2", "write", "writev", "pwrite64", "pwritev",
-    "pwritev2", "close", "close_range", "dup", "dup3", "fcntl", "lseek", "fstat", "fstatfs",
-    "poll", "ppoll", "select", "pselect6", "epoll_create1", "epoll_ctl",
-    "epoll_wait", "epoll_pwait", "epoll_pwait2", "eventfd2", "pipe2", "timerfd_create",
-    "timerfd_settime", "timerfd_gettime", "sendto", "recvfrom", "sendmsg", "recvmsg",
-    "shutdown", "getsockopt", "getsockname", "getpeername", "fsync", "fdatasync", "fadvise64",
+    "pwritev2", "close", "close_range", "dup", "dup2", "dup3", "lseek", "fstat", "fstatfs",
+    "poll", "ppoll", "select", "pselect6", "epoll_create", "epoll_create1", "epoll_ctl",
+    "epoll_wait", "epoll_pwait", "epoll_pwait2", "eventfd", "eventfd2", "pipe", "pipe2",
+    "timerfd_create", "timerfd_settime", "timerfd_gettime", "shutdown", "getsockopt",
+    "getsockname", "getpeername", "fsync", "fdatasync", "fadvise64",
     // facts about itself and the machine
     "getpid", "gettid", "getppid", "getuid", "geteuid", "getgid", "getegid", "getresuid",
     "getresgid", "getgroups", "getpgrp", "getcwd", "uname", "sysinfo", "getcpu", "getrandom",
@@ -106,9 +109,51 @@ void remember(int nr, const char* name) {
   }
 }
 
+#if defined(__x86_64__)
+#define ISOLANE_SYSCALL_ARG(uc, i)                                                         \
+  ((i) == 0 ? (uc)->uc_mcontext.gregs[REG_RDI]                                             \
+   : (i) == 1 ? (uc)->uc_mcontext.gregs[REG_RSI]                                           \
+   : (i) == 2 ? (uc)->uc_mcontext.gregs[REG_RDX]                                           \
+              : (uc)->uc_mcontext.gregs[REG_R10])
+#define ISOLANE_SYSCALL_RESULT(uc) ((uc)->uc_mcontext.gregs[REG_RAX])
+#elif defined(__aarch64__)
+#define ISOLANE_SYSCALL_ARG(uc, i) ((uc)->uc_mcontext.regs[i])
+#define ISOLANE_SYSCALL_RESULT(uc) ((uc)->uc_mcontext.regs[0])
+#endif
+
+// newfstatat(fd, "", buf, AT_EMPTY_PATH), glibc's fstat, done as fstat(fd, buf), which looks
+// nothing up; with a path, refused (EACCES, quietly, as the other file lookups). True when the
+// call was newfstatat. The path is read here, in the worker's own memory: a worker that lies
+// about it only reaches the fstat of one of its own descriptors.
+bool emulateFstat(int nr, void* context) {
+#if defined(__x86_64__) || defined(__aarch64__)
+  if (nr != SYS_newfstatat) return false;
+  auto* uc = static_cast<ucontext_t*>(context);
+  auto fd = static_cast<long>(ISOLANE_SYSCALL_ARG(uc, 0));
+  const auto* path = reinterpret_cast<const char*>(ISOLANE_SYSCALL_ARG(uc, 1));
+  auto buf = static_cast<long>(ISOLANE_SYSCALL_ARG(uc, 2));
+  auto flags = static_cast<long>(ISOLANE_SYSCALL_ARG(uc, 3));
+  long result = -EACCES;
+  if ((flags & AT_EMPTY_PATH) && path != nullptr && path[0] == '\0') {
+    int saved = errno;
+    long rc = syscall(SYS_fstat, fd, buf);
+    result = rc < 0 ? -errno : rc;
+    errno = saved;
+  }
+  ISOLANE_SYSCALL_RESULT(uc) =
+      static_cast<std::remove_reference_t<decltype(ISOLANE_SYSCALL_RESULT(uc))>>(result);
+  return true;
+#else
+  (void)nr;
+  (void)context;
+  return false;
+#endif
+}
+
 // A refused call: one log line naming it, and EPERM for the caller.
 void onRefused(int, siginfo_t* info, void* context) {
   int nr = info->si_syscall;
+  if (emulateFstat(nr, context)) return;
   const char* name = "unknown";
   for (int i = 0; i < gNameCount; ++i) {
     if (gNames[i].nr == nr) name = gNames[i].name;
@@ -190,14 +235,33 @@ Status addConditionalRules(scmp_filter_ctx ctx) {
       return s;
     }
   }
-  // fstat of a descriptor (glibc's fstat is newfstatat(fd, "", AT_EMPTY_PATH)); by a path,
-  // refused like open.
-  for (auto [name, flags] : {std::pair{"newfstatat", 3}, std::pair{"statx", 2}}) {
-    auto empty = static_cast<scmp_datum_t>(AT_EMPTY_PATH);
-    scmp_arg_cmp byFd = {static_cast<unsigned>(flags), SCMP_CMP_MASKED_EQ, empty, empty};
-    scmp_arg_cmp byPath = {static_cast<unsigned>(flags), SCMP_CMP_MASKED_EQ, empty, 0};
-    if (Status s = rule(ctx, SCMP_ACT_ALLOW, name, 1, &byFd); !s) return s;
-    if (Status s = rule(ctx, SCMP_ACT_ERRNO(EACCES), name, 1, &byPath); !s) return s;
+  // glibc's fstat is newfstatat(fd, "", AT_EMPTY_PATH), which a filter cannot tell from a look
+  // at any path (it sees the path's address, not its text): trapped, and done by the handler as
+  // fstat when the path is empty (onTrapped). statx is libuv's, which the worker does not use.
+  // (newfstatat has no rule: the default action, the trap, is its.)
+  if (Status s = rule(ctx, SCMP_ACT_ERRNO(EACCES), "statx"); !s) return s;
+  // fcntl: descriptor and status flags, duplicates, pipe size and seals. Never F_SETOWN or
+  // F_SETSIG (the kernel would signal a process of the worker's choosing, a sibling worker or the
+  // master, whenever a descriptor is ready), nor O_ASYNC, which arms that signal.
+  for (int cmd : {F_GETFD, F_SETFD, F_GETFL, F_DUPFD, F_DUPFD_CLOEXEC, F_GETPIPE_SZ, F_GET_SEALS}) {
+    if (Status s = allowWhen(ctx, "fcntl", {SCMP_A1(SCMP_CMP_EQ, static_cast<scmp_datum_t>(cmd))});
+        !s) {
+      return s;
+    }
+  }
+  if (Status s = allowWhen(ctx, "fcntl",
+                           {SCMP_A1(SCMP_CMP_EQ, static_cast<scmp_datum_t>(F_SETFL)),
+                            SCMP_A2(SCMP_CMP_MASKED_EQ, static_cast<scmp_datum_t>(O_ASYNC), 0)});
+      !s) {
+    return s;
+  }
+  // Messages on the descriptors it has, never out of band (MSG_OOB on a Unix socket reaches
+  // kernel code that has been exploited from other sandboxes).
+  for (auto [name, flags] : {std::pair{"sendto", 3}, std::pair{"recvfrom", 3},
+                             std::pair{"sendmsg", 2}, std::pair{"recvmsg", 2}}) {
+    scmp_arg_cmp inBand = {static_cast<unsigned>(flags), SCMP_CMP_MASKED_EQ,
+                           static_cast<scmp_datum_t>(MSG_OOB), 0};
+    if (Status s = rule(ctx, SCMP_ACT_ALLOW, name, 1, &inBand); !s) return s;
   }
   // ioctl: non-blocking mode, close-on-exec, bytes waiting, and whether its output is a terminal.
   // Never TIOCSTI (keystrokes into a terminal the master's output may be) or any other.

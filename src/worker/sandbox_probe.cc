@@ -93,6 +93,19 @@ std::vector<SandboxProbe> probeSandbox(pid_t other) {
   iovec local{&byte, 1}, remote{&byte, 1};
   probe("process_vm_readv", "other processes", EPERM, "process_vm_readv",
         outcome(process_vm_readv(other, &local, 1, &remote, 1, 0)));
+  // A descriptor that signals a process of the worker's choosing when it is ready.
+  int pipeFds[2] = {-1, -1};
+  if (pipe2(pipeFds, O_CLOEXEC) == 0) {
+    probe("fcntl-setown", "other processes", EPERM, "fcntl",
+          outcome(fcntl(pipeFds[0], F_SETOWN, other)));
+    probe("fcntl-setsig", "other processes", EPERM, "fcntl",
+          outcome(fcntl(pipeFds[0], F_SETSIG, SIGKILL)));
+    probe("fcntl-async", "other processes", EPERM, "fcntl",
+          outcome(fcntl(pipeFds[0], F_SETFL, O_ASYNC | O_NONBLOCK)));
+    probe("fcntl-nonblock", "needed", 0, "", outcome(fcntl(pipeFds[0], F_SETFL, O_NONBLOCK)));
+    close(pipeFds[0]);
+    close(pipeFds[1]);
+  }
   probe("open-other-environ", "other processes", EACCES, "",
         closing(open((proc + "/environ").c_str(), O_RDONLY)));
   probe("open-other-mem", "other processes", EACCES, "",
@@ -105,6 +118,8 @@ std::vector<SandboxProbe> probeSandbox(pid_t other) {
   probe("tiocsti", "kernel", EPERM, "ioctl", outcome(ioctl(STDERR_FILENO, TIOCSTI, "x")));
   probe("memfd_create", "kernel", EPERM, "memfd_create",
         closing(sys(SYS_memfd_create, reinterpret_cast<long>("x"), 0)));
+  char oob = 'x';
+  probe("send-oob", "kernel", EPERM, "sendto", outcome(send(STDERR_FILENO, &oob, 1, MSG_OOB)));
 
   // Files: made or removed (refused, logged), opened or looked at (refused quietly).
   probe("unlink", "files", EPERM, "unlink", outcome(unlink("/tmp/isolane-sandbox-probe")));
@@ -114,6 +129,14 @@ std::vector<SandboxProbe> probeSandbox(pid_t other) {
   probe("open-read", "files", EACCES, "", closing(open("/etc/hostname", O_RDONLY)));
   struct stat st {};
   probe("stat", "files", EACCES, "", outcome(stat("/etc/passwd", &st)));
+  // AT_EMPTY_PATH with a path still looks the path up: only an empty one is fstat.
+  probe("stat-empty-path-flag", "files", EACCES, "",
+        outcome(sys(SYS_newfstatat, AT_FDCWD, reinterpret_cast<long>("/etc/passwd"),
+                    reinterpret_cast<long>(&st), AT_EMPTY_PATH)));
+  char statxBuffer[512];
+  probe("statx", "files", EACCES, "",
+        outcome(sys(SYS_statx, AT_FDCWD, reinterpret_cast<long>("/etc/passwd"), 0, 0x7ff,
+                    reinterpret_cast<long>(statxBuffer))));
   probe("relative-open", "files", EACCES, "", closing(open("anything", O_RDONLY)));
 
   // What a worker needs.

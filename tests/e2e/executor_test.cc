@@ -185,6 +185,25 @@ TEST(ExecutorDaemon, TheTokenIsCheckedBeforeAnyOfTheBodyIsRead) {
             0u);
 }
 
+// The routes that need no token take no body, and a body over max_message_bytes is refused at
+// its head (413), before anything of it is read or held.
+TEST(ExecutorDaemon, OpenRoutesTakeNoBodyAndAnOversizedBodyIsRefusedAtItsHead) {
+  ExecDaemonOptions options;
+  options.token = "s3cret";
+  Daemon d(Daemon::options(), options);
+  test::HttpConnection probe(d.daemon_.port());
+  probe.send("POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 8000000\r\n\r\n");
+  EXPECT_EQ(probe.read().result_int(), 400);
+  test::HttpConnection login(d.daemon_.port());
+  login.send("GET /dashboard?token=x HTTP/1.1\r\nHost: x\r\nContent-Length: 8000000\r\n\r\n");
+  EXPECT_EQ(login.read().result_int(), 400);
+  test::HttpConnection big(d.daemon_.port());
+  big.send("POST /v1/execute HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret\r\n"
+           "Content-Length: 100000000\r\n\r\n");
+  EXPECT_EQ(big.read().result_int(), 413);
+  EXPECT_EQ(d.get("/healthz").result_int(), 200);
+}
+
 // Bytes held for clients are one budget: past it a body is refused with 503 + Retry-After at its
 // head, before it is read.
 TEST(ExecutorDaemon, BodiesPastTheBufferBudgetAre503) {
