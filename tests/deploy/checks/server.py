@@ -14,14 +14,14 @@ class Server:
     def __init__(self, root):
         self.root = root
         src = []
-        # The worker sandbox names what it refuses (namespaces among them): kept apart, so that
-        # a check of what isolane does is not misled by what it forbids.
+        # The worker sandbox and its probe name what it refuses (namespaces among them): kept
+        # apart, so that a check of what isolane does is not misled by what it forbids.
         self.sandbox_sources = ""
         for base, _, files in os.walk(os.path.join(root, "src")):
             for f in files:
                 if f.endswith((".cc", ".h")):
                     with open(os.path.join(base, f), encoding="utf-8") as fh:
-                        if os.path.basename(base) == "worker" and f.startswith("sandbox."):
+                        if os.path.basename(base) == "worker" and f.startswith("sandbox"):
                             self.sandbox_sources += fh.read()
                         else:
                             src.append(fh.read())
