@@ -139,7 +139,7 @@ class ExecSession : public ExecDaemon::Closable, public std::enable_shared_from_
     }
     Result<ExecutionSpec> spec = parseExecution(m, shared_->options.defaults, true);
     if (!spec) return refuse(id, spec.error());
-    running_.emplace(key, Running{id, {}});
+    running_.emplace(key, Running{id, 0, {}});
     std::weak_ptr<ExecSession> weak = weak_from_this();
     ToolDispatch dispatch = [weak, key](const ToolCallRequest& call, ToolAnswer answer) {
       auto self = weak.lock();
