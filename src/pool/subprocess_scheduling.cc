@@ -3,7 +3,9 @@
 // standing queue, and shed by delay (CoDel's measure) rather than only by count, the app with
 // the most requests in flight first.
 #include <algorithm>
+#include <vector>
 
+#include "pool/scheduler.h"
 #include "pool/subprocess_backend.h"
 #include "pool/subprocess_state.h"
 
@@ -16,59 +18,36 @@ bool SubprocessBackend::wedgedLocked(const Slot& slot) const {
   return load.published && load.threads > 0 && load.wedged >= load.threads;
 }
 
-// The live worker with the fewest requests in flight per free executor thread that still has
-// room, the earliest slot on a tie. A thread inside one synchronous turn for longer than
-// wedgedTurn is not free, and a worker with no free thread is skipped (its requests would wait
-// behind the turn). A worker with a standing queue (its requests waited longer than shedDelay
-// before they started, over a whole interval) comes after every worker without one, and a
-// quarantined one (it crashed lately) after every other. Starting
-// and dead slots are never picked. Streams are bounded by the stream cap alone, and spread by
-// the count of streams.
+// What the scheduler (pool/scheduler.h) is told of each slot, and what it says.
 SubprocessBackend::Pick SubprocessBackend::pickLocked(bool stream, const std::string& app) {
-  Pick pick;
-  double bestScore = 0;
-  Slot* byCounts = nullptr;  // what the in-flight counts alone would pick
-  bool byCountsWedged = false;
   SteadyTime now = std::chrono::steady_clock::now();  // the status pages' clock
   SteadyTime clockNow = clock_.now();                 // the pool's (quarantines)
   // With the wedge check off, no turn is long enough to count.
   auto wedgeAfter = options_.wedgedTurn.count() > 0 ? options_.wedgedTurn : std::chrono::hours(24);
+  std::vector<WorkerView> views;
+  views.reserve(slots_.size());
   for (auto& s : slots_) {
-    if (s->state != SlotState::kReady || !candidateLocked(*s, app, stream)) continue;
-    if (stream) {
-      if (!pick.slot || s->streams < pick.slot->streams) pick.slot = s.get();
-      continue;
-    }
-    if (s->inFlight >= options_.workerMaxInflight) continue;
-    std::uint32_t threads = 1, free = 1;
-    bool overloaded = false;
-    if (s->status) {
-      WorkerLoad load = readWorkerLoad(s->status->page(), now, wedgeAfter);
-      if (load.published && load.threads > 0) {
-        threads = load.threads;
-        free = load.threads - std::min(load.wedged, load.threads);
-        overloaded = options_.shedDelay.count() > 0 && load.standingDelay > options_.shedDelay;
-      }
-    }
-    if (!byCounts || s->inFlight < byCounts->inFlight) {
-      byCounts = s.get();
-      byCountsWedged = free == 0;
-    }
-    if (free == 0) continue;
-    bool quarantined = s->quarantinedUntil > clockNow;
-    double score = (quarantined ? 1e15 : 0) + (overloaded ? 1e12 : 0) +
-                   static_cast<double>(s->inFlight + 1) * threads / free;
-    if (!pick.slot || score < bestScore) {
-      pick.slot = s.get();
-      pick.overloaded = overloaded;
-      pick.quarantined = quarantined;
-      bestScore = score;
+    WorkerView& v = views.emplace_back();
+    v.slot = s->index;
+    v.eligible = s->state == SlotState::kReady && candidateLocked(*s, app, stream);
+    v.inFlight = s->inFlight;
+    v.streams = s->streams;
+    v.quarantined = s->quarantinedUntil > clockNow;
+    if (!v.eligible || stream || !s->status) continue;
+    WorkerLoad load = readWorkerLoad(s->status->page(), now, wedgeAfter);
+    if (load.published && load.threads > 0) {
+      v.threads = load.threads;
+      v.freeThreads = load.threads - std::min(load.wedged, load.threads);
+      v.overloaded = options_.shedDelay.count() > 0 && load.standingDelay > options_.shedDelay;
     }
   }
-  if (!stream && byCounts && pick.slot != byCounts) {
-    pick.allWedged = pick.slot == nullptr;
-    pick.avoidedWedged = pick.slot != nullptr && byCountsWedged;
-  }
+  Placement placement = placeRequest(views, stream, options_.workerMaxInflight);
+  Pick pick;
+  if (placement.slot >= 0) pick.slot = slots_[static_cast<std::size_t>(placement.slot)].get();
+  pick.avoidedWedged = placement.avoidedWedged;
+  pick.allWedged = placement.allWedged;
+  pick.overloaded = placement.overloaded;
+  pick.quarantined = placement.quarantined;
   return pick;
 }
 

@@ -1,0 +1,44 @@
+#pragma once
+// The scheduler: where a request goes, as a pure function of what the pool knows of each worker
+// (its counts, and what its status page says of its executor threads: ipc/status_page.h). The
+// pool gathers a WorkerView per slot under its lock and asks placeRequest; the rules live here
+// alone, tested from tables (tests/scheduler_test.cc) without processes.
+//
+// A short request goes to the eligible worker with the fewest requests in flight per free
+// executor thread that still has room, the earliest slot on a tie. A thread inside one
+// synchronous turn longer than wedged_turn_ms is not free, and a worker with no free thread is
+// skipped (its requests would wait behind the turn). A worker with a standing queue comes after
+// every worker without one, and a quarantined one after every other. A stream goes to the
+// eligible worker with the fewest streams (streams are bounded by the stream cap alone).
+//
+// Thread rule: pure; any thread.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace isolane {
+
+struct WorkerView {
+  int slot = 0;
+  bool eligible = false;      // ready, and of the request's group and lane
+  std::size_t inFlight = 0;   // short requests sent to it and not finished
+  std::size_t streams = 0;    // streamed responses in flight on it
+  std::uint32_t threads = 1;  // its executor threads (1 when its page says nothing yet)
+  std::uint32_t freeThreads = 1;  // of them, not inside a long turn
+  bool overloaded = false;        // its requests wait longer than shed_delay_ms to start
+  bool quarantined = false;       // it crashed lately: the last choice
+};
+
+struct Placement {
+  int slot = -1;               // -1: none may take it now
+  bool avoidedWedged = false;  // by counts alone it would have gone to a wedged worker
+  bool allWedged = false;      // none: every worker with room is wedged
+  bool overloaded = false;     // the chosen worker has a standing queue (so has every other)
+  bool quarantined = false;    // the chosen worker is quarantined (every other was unfit)
+};
+
+Placement placeRequest(std::span<const WorkerView> workers, bool stream,
+                       std::size_t workerMaxInflight);
+
+}  // namespace isolane
