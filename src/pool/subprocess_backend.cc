@@ -16,11 +16,11 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
     : options_(std::move(options)),
       clock_(clock),
       manualSupervision_(supervision == Supervision::kManual),
-      admitted_(options_.maxInflight),
+      admission_(AdmissionOptions{options_.maxInflight, options_.streamMaxInflight,
+                                  options_.maxQueue, options_.queueTimeout}),
       clientBuffers_(options_.clientBuffers
                          ? options_.clientBuffers
                          : std::make_shared<ByteBudget>(kDefaultClientBufferBytes)),
-      streams_(options_.streamMaxInflight),
       rejected_(metrics.counter("isolane_admission_rejected_total",
                                 "Requests shed before running, by reason", {"reason"})),
       spawns_(metrics.counter("isolane_worker_spawns_total", "Worker processes started")),
@@ -124,11 +124,7 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
     perSlot("isolane_worker_quarantined",
             "1 while the slot is in quarantine (used only when no other worker can be)",
             [](const WorkerInfo& w) { return w.quarantined ? 1 : 0; });
-    std::size_t depth;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      depth = queue_.size();
-    }
+    std::size_t depth = admission_.waiting();
     out.family("isolane_queue_depth", "Requests waiting for room", "gauge");
     out.sample({}, static_cast<double>(depth));
     out.family("isolane_pool_inflight", "Requests admitted and not answered", "gauge");
@@ -150,14 +146,14 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
 
 SubprocessBackend::~SubprocessBackend() { stop(); }
 
-std::size_t SubprocessBackend::inFlight() const { return admitted_.taken(); }
+std::size_t SubprocessBackend::inFlight() const { return admission_.cap(false).taken(); }
 
 void SubprocessBackend::releaseLocked(const Pending& p) {
   Slot& slot = *slots_[static_cast<std::size_t>(p.slot)];
   bool live = slot.generation == p.generation;
   std::size_t& count = p.stream ? slot.streams : slot.inFlight;
   if (live && count > 0) --count;
-  if (!p.stream) countAppLocked(p.app, false);
+  if (!p.stream) admission_.countApp(p.app, false);
   capOf(p.stream).give();
 }
 
@@ -268,14 +264,11 @@ void SubprocessBackend::cancel(std::uint64_t handle) {
     auto it = pending_.find(handle);
     if (it == pending_.end()) {
       // Still queued: it leaves the queue unrun (work nobody waits for is not done).
-      auto q = std::find_if(queue_.begin(), queue_.end(),
-                            [&](const Queued& e) { return e.id == handle; });
-      if (q == queue_.end()) return;  // answered already
-      std::function<void(AppResponse)> done = std::move(q->done);
-      queue_.erase(q);
       lock.unlock();
-      done(AppResponse::failed(FailureKind::kClientGone,
-                               "the client went away while the request was queued"));
+      std::optional<WaitingRequest> q = admission_.cancelWaiting(handle);
+      if (!q) return;  // answered already
+      q->done(AppResponse::failed(FailureKind::kClientGone,
+                                  "the client went away while the request was queued"));
       return;
     }
     it->second.clientGone = true;
@@ -305,13 +298,11 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
   Pick pick = admitted ? pickLocked(stream, request.app) : Pick{};
   Slot* slot = pick.slot;
   bool wedged = pick.allWedged;
-  if (slot && pick.overloaded && overFairShareLocked(request.app)) {
+  if (slot && pick.overloaded && admission_.overFairShare(request.app)) {
     lock.unlock();
     unadmit();
     rejected_.with({"overloaded"}).inc();
-    done(AppResponse::shed("overloaded", "shed: every worker has a standing queue over " +
-                                             std::to_string(options_.shedDelay.count()) +
-                                             " ms (shed_delay_ms)"));
+    done(Admission::overloaded(options_.shedDelay));
     return 0;
   }
   if (!slot) {
@@ -325,30 +316,18 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
       anyStarting |= s->state == SlotState::kStarting ||
                      (s->state == SlotState::kEmpty && started_ && s->respawnAt <= now);
     }
-    std::string reason = !admitted  ? (stream ? "stream-full" : "queue-full")
-                         : wedged   ? "all-wedged"
-                         : anyReady ? "worker-full"
-                                    : "no-worker";
-    // With no worker ready but one starting (the rest of the pool's start, a respawn), an
-    // admitted request waits for it in the queue, up to queue_timeout_ms, instead of failing:
-    // as many as the global cap admits, even when max_queue is 0.
-    std::size_t queueRoom = options_.maxQueue;
-    // Likewise when every worker is inside a long turn: one comes free within the CPU limit.
-    if (admitted && ((!anyReady && anyStarting) || wedged)) {
-      queueRoom = std::max(queueRoom, capOf(stream).cap());
-    }
-    if (queue_.size() < queueRoom) {
+    if (id == 0) id = admission_.nextId();
+    WaitingRequest waiting{std::move(request), std::move(done), arrived, replayed, id};
+    std::optional<std::string> shed = admission_.waitOrShed(
+        waiting, Unplaced{admitted, wedged, anyReady, anyStarting});
+    lock.unlock();
+    unadmit();  // a queued request holds no room while it waits
+    if (!shed) {
       if (wedged) decisions_.with({"all-wedged"}).inc();
-      if (id == 0) id = nextId_++;
-      queue_.push_back(Queued{std::move(request), std::move(done), arrived, replayed, id});
-      lock.unlock();
-      unadmit();
       return id;
     }
-    lock.unlock();
-    unadmit();
-    rejected_.with({reason}).inc();
-    done(AppResponse::shed(reason, "shed: " + reason));
+    rejected_.with({*shed}).inc();
+    waiting.done(Admission::shed(*shed));
     return 0;
   }
   decisions_
@@ -357,8 +336,8 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
              : pick.avoidedWedged ? "avoided-wedged"
                                   : "least-loaded"})
       .inc();
-  if (!stream) countAppLocked(request.app, true);
-  if (id == 0) id = nextId_++;
+  if (!stream) admission_.countApp(request.app, true);
+  if (id == 0) id = admission_.nextId();
   if (stream) {
     ++slot->streams;
   } else {
@@ -410,17 +389,17 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
 }
 
 void SubprocessBackend::drainQueue() {
-  std::vector<Queued> ready;
+  if (admission_.waiting() == 0) return;
+  std::vector<WaitingRequest> ready;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (queue_.empty() || stopping_) return;
+    if (stopping_) return;
     // Take, in order, only what there is room for now (short requests in the short lane under
     // the global cap, streaming apps' requests in theirs under the stream cap, each in the
     // workers of its app's group), so that nothing is queued again at the back; within a group
-    // and kind, stop at the first that would not fit.
+    // and kind, the first that does not fit holds the ones behind it.
     struct Room {
       std::size_t shortRoom = 0, streamSlots = 0;
-      bool shortBlocked = false, streamBlocked = false;
     };
     std::map<std::string, Room> rooms;  // by group ("": the shared workers)
     for (auto& s : slots_) {
@@ -431,16 +410,15 @@ void SubprocessBackend::drainQueue() {
         room.shortRoom += options_.workerMaxInflight - s->inFlight;
       }
     }
-    std::size_t shortCap = admitted_.room(), streamCap = streams_.room();
-    for (auto it = queue_.begin(); it != queue_.end();) {
-      Room& room = rooms[groupOf(it->request.app)];
-      bool stream = it->request.streaming;
-      bool fits = stream ? !room.streamBlocked && room.streamSlots > 0 && streamCap > 0
-                         : !room.shortBlocked && room.shortRoom > 0 && shortCap > 0;
-      if (!fits) {
-        (stream ? room.streamBlocked : room.shortBlocked) = true;
-        ++it;
-        continue;
+    std::size_t shortCap = capOf(false).room(), streamCap = capOf(true).room();
+    ready = admission_.takeReady([&](const WaitingRequest& w) -> Admission::Fit {
+      std::string group = groupOf(w.request.app);
+      Room& room = rooms[group];
+      bool stream = w.request.streaming;
+      std::string key = group + (stream ? "\nstream" : "\nshort");
+      if (stream ? room.streamSlots == 0 || streamCap == 0
+                 : room.shortRoom == 0 || shortCap == 0) {
+        return {false, key};
       }
       if (stream) {
         --streamCap;
@@ -448,11 +426,10 @@ void SubprocessBackend::drainQueue() {
         --room.shortRoom;
         --shortCap;
       }
-      ready.push_back(std::move(*it));
-      it = queue_.erase(it);
-    }
+      return {true, key};
+    });
   }
-  for (Queued& q : ready) {
+  for (WaitingRequest& q : ready) {
     route(std::move(q.request), std::move(q.done), q.arrived, q.replayed, q.id);
   }
 }

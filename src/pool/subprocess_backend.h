@@ -18,6 +18,7 @@
 #include <unordered_map>
 
 #include "obs/metrics.h"
+#include "pool/admission.h"
 #include "pool/backend.h"
 #include "pool/capped_count.h"
 #include "pool/code_cache_store.h"
@@ -75,7 +76,6 @@ class SubprocessBackend final : public Backend {
  private:
   struct Slot;
   struct Pending;
-  struct Queued;
 
   // All below run with mu_ held unless named otherwise.
   // Frames to send once mu_ is released: nothing is sent while holding it, so that a worker
@@ -104,7 +104,7 @@ class SubprocessBackend final : public Backend {
   void drainQueue();
   void finish(std::uint64_t id, AppResponse response);
   // The cap a request is held by: the stream cap or the global in-flight cap.
-  CappedCount& capOf(bool stream) { return stream ? streams_ : admitted_; }
+  CappedCount& capOf(bool stream) { return admission_.cap(stream); }
   // Gives back the cap `p` holds, and its slot's count when the slot still runs it.
   void releaseLocked(const Pending& p);
   // Forgets a request whose answer has gone out (its stream ended or was cut); mu_ held.
@@ -118,9 +118,6 @@ class SubprocessBackend final : public Backend {
     bool quarantined = false;    // the slot is in quarantine (every other was unfit)
   };
   Pick pickLocked(bool stream, const std::string& app);
-  // Under overload, whether `app` holds at least an equal share of the requests in flight.
-  bool overFairShareLocked(const std::string& app) const;
-  void countAppLocked(const std::string& app, bool up);
   // Every executor thread of the worker is inside one turn for longer than wedgedTurn.
   bool wedgedLocked(const Slot& slot) const;
   // Asks each wedged worker to give back the requests it has not started (GETs and HEADs without
@@ -151,21 +148,19 @@ class SubprocessBackend final : public Backend {
   const bool manualSupervision_;
   std::vector<AppSpec> apps_;
 
-  mutable std::mutex mu_;  // guards slots_, pending_, queue_, graveyard_, stopping_
+  mutable std::mutex mu_;  // guards slots_, pending_, graveyard_, stopping_
   std::condition_variable wake_;
   std::vector<std::unique_ptr<Slot>> slots_;
   std::unordered_map<std::uint64_t, Pending> pending_;
-  std::deque<Queued> queue_;
-  std::unordered_map<std::string, std::size_t> appInFlight_;  // short requests sent, per app
   std::vector<std::shared_ptr<WorkerProcess>> graveyard_;     // dead; destroyed off their reader
-  std::uint64_t nextId_ = 1;
   bool stopping_ = false;
   bool started_ = false;
 
-  CappedCount admitted_;                  // the global in-flight cap (short requests)
+  // Caps, the wait queue and fair shedding (pool/admission.h), the same as the in-process
+  // backend's.
+  Admission admission_;
   // Bytes held for clients, shared with the front (PoolOptions::clientBuffers).
   const std::shared_ptr<ByteBudget> clientBuffers_;
-  CappedCount streams_;                   // the stream cap
 
   // Metrics.
   Family<Counter>& rejected_;

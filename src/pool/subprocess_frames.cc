@@ -288,11 +288,10 @@ void SubprocessBackend::startStreamLocked(std::uint64_t id, Pending& p, Slot& sl
   p.response = AppResponse{};
   bool refused = false;
   if (!p.stream) {
-    refused = !streams_.tryTake();
+    refused = !admission_.toStream();
     if (!refused) {
       if (slot.inFlight > 0) --slot.inFlight;
-      countAppLocked(p.app, false);
-      admitted_.give();
+      admission_.countApp(p.app, false);
       ++slot.streams;
       p.stream = true;
     }
@@ -300,7 +299,7 @@ void SubprocessBackend::startStreamLocked(std::uint64_t id, Pending& p, Slot& sl
   std::shared_ptr<WorkerProcess> proc = slot.proc;
   if (refused) {
     rejected_.with({"stream-full"}).inc();
-    head = streamCapShed(streams_.cap());
+    head = streamCapShed(capOf(true).cap());
   } else {
     std::weak_ptr<WorkerProcess> weak = proc;
     std::size_t max = options_.maxFrameBytes;

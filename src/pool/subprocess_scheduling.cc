@@ -72,28 +72,4 @@ void SubprocessBackend::withdrawFromWedgedLocked(Outbox& outbox) {
   }
 }
 
-bool SubprocessBackend::overFairShareLocked(const std::string& app) const {
-  // Equal shares among the apps with requests in flight.
-  std::size_t total = 0, apps = 0, mine = 0;
-  for (const auto& [name, n] : appInFlight_) {
-    if (n == 0) continue;
-    total += n;
-    ++apps;
-    if (name == app) mine = n;
-  }
-  // An app with nothing in flight is under any share (and when nothing at all is in flight the
-  // queue the figures speak of has drained).
-  return mine > 0 && mine * apps >= total;
-}
-
-void SubprocessBackend::countAppLocked(const std::string& app, bool up) {
-  if (up) {
-    ++appInFlight_[app];
-    return;
-  }
-  auto it = appInFlight_.find(app);
-  if (it == appInFlight_.end()) return;
-  if (--it->second == 0) appInFlight_.erase(it);
-}
-
 }  // namespace isolane

@@ -101,15 +101,6 @@ inline bool isReplayable(const AppRequest& r) {
   return (r.method == "GET" || r.method == "HEAD") && !r.bodyStream && r.body.empty();
 }
 
-struct SubprocessBackend::Queued {
-  AppRequest request;
-  std::function<void(AppResponse)> done;
-  SteadyTime arrived;
-  bool replayed = false;
-  std::uint64_t id = 0;  // its cancel handle, kept when it leaves the queue for a worker
-};
-
-
 inline std::string slotName(int i) { return std::to_string(i); }
 
 }  // namespace isolane

@@ -300,7 +300,7 @@ void SubprocessBackend::onDeath(int index, std::uint64_t generation, const std::
 void SubprocessBackend::superviseOnce() {
   Outbox outbox;
   std::vector<std::shared_ptr<WorkerProcess>> dead;
-  std::vector<Queued> expired;
+  std::vector<WaitingRequest> expired;
   {
     std::unique_lock<std::mutex> lock(mu_);
     SteadyTime now = clock_.now();
@@ -354,30 +354,25 @@ void SubprocessBackend::superviseOnce() {
         }
       }
     }
-    while (!queue_.empty() && now - queue_.front().arrived > options_.queueTimeout) {
-      expired.push_back(std::move(queue_.front()));
-      queue_.pop_front();
-    }
+    expired = admission_.expire(now);
   }
   sendAll(outbox);
   dead.clear();  // joins reader threads: never under mu_
-  for (Queued& q : expired) {
+  for (WaitingRequest& q : expired) {
     rejected_.with({"queue-timeout"}).inc();
-    q.done(AppResponse::shed("queue-timeout", "waited longer than " +
-                                                  std::to_string(options_.queueTimeout.count()) +
-                                                  " ms in the queue"));
+    q.done(admission_.queueTimeout());
   }
   drainQueue();
 }
 
 void SubprocessBackend::stop() {
-  std::deque<Queued> queued;
+  std::vector<WaitingRequest> queued;
   std::vector<std::shared_ptr<WorkerProcess>> procs;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return;
     stopping_ = true;
-    queued.swap(queue_);
+    queued = admission_.takeAll();
     for (auto& s : slots_) {
       if (s->proc) procs.push_back(s->proc);
     }
@@ -389,7 +384,7 @@ void SubprocessBackend::stop() {
     if (shutdown) (void)p->send(shutdown.value());
   }
   if (supervisor_.joinable()) supervisor_.join();
-  for (Queued& q : queued) {
+  for (WaitingRequest& q : queued) {
     q.done(AppResponse::failed(FailureKind::kShuttingDown, "the pool is shutting down"));
   }
   // Each worker answers what it runs with SHUTTING_DOWN and exits; one that does not within the
