@@ -57,6 +57,7 @@ std::optional<std::string> Admission::waitOrShed(WaitingRequest& w, const Unplac
   std::lock_guard<std::mutex> lock(mu_);
   if (queue_.size() >= room) return reason;
   queue_.push_back(std::move(w));
+  waiting_.store(queue_.size(), std::memory_order_release);
   return std::nullopt;
 }
 
@@ -75,6 +76,7 @@ std::vector<WaitingRequest> Admission::takeReady(
     ready.push_back(std::move(*it));
     it = queue_.erase(it);
   }
+  waiting_.store(queue_.size(), std::memory_order_release);
   return ready;
 }
 
@@ -85,6 +87,7 @@ std::vector<WaitingRequest> Admission::expire(SteadyTime now) {
     expired.push_back(std::move(queue_.front()));
     queue_.pop_front();
   }
+  waiting_.store(queue_.size(), std::memory_order_release);
   return expired;
 }
 
@@ -93,6 +96,7 @@ std::vector<WaitingRequest> Admission::takeAll() {
   std::vector<WaitingRequest> all(std::make_move_iterator(queue_.begin()),
                                   std::make_move_iterator(queue_.end()));
   queue_.clear();
+  waiting_.store(0, std::memory_order_release);
   return all;
 }
 
@@ -103,17 +107,18 @@ std::optional<WaitingRequest> Admission::cancelWaiting(std::uint64_t id) {
   if (it == queue_.end()) return std::nullopt;
   WaitingRequest w = std::move(*it);
   queue_.erase(it);
+  waiting_.store(queue_.size(), std::memory_order_release);
   return w;
 }
 
-std::size_t Admission::waiting() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return queue_.size();
-}
 
-std::uint64_t Admission::nextId() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return nextId_++;
+std::uint64_t Admission::nextId() { return nextId_.fetch_add(1, std::memory_order_relaxed); }
+
+void Admission::collect(Scrape& out) const {
+  out.family("isolane_queue_depth", "Requests waiting for room", "gauge");
+  out.sample({}, static_cast<double>(waiting()));
+  out.family("isolane_pool_inflight", "Requests admitted and not answered", "gauge");
+  out.sample({}, static_cast<double>(admitted_.taken()));
 }
 
 AppResponse Admission::shed(const std::string& reason) {

@@ -17,6 +17,7 @@
 // Thread rule: every method is safe from any thread. It calls nothing back: the backend runs
 // what it returns (answers, requests to place again) with no lock of its own held.
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -29,6 +30,7 @@
 #include <vector>
 
 #include "ipc/http_exchange.h"
+#include "obs/metrics.h"
 #include "pool/capped_count.h"
 #include "util/clock.h"
 
@@ -91,9 +93,13 @@ class Admission {
   std::vector<WaitingRequest> takeAll();
   // The waiting request with this handle, taken out (its client went away).
   std::optional<WaitingRequest> cancelWaiting(std::uint64_t id);
-  std::size_t waiting() const;
-  // A new cancel handle (never 0).
+  // Lock-free: read on every release, to wake whoever places the waiting requests.
+  std::size_t waiting() const { return waiting_.load(std::memory_order_acquire); }
+  // A new cancel handle (never 0). Lock-free.
   std::uint64_t nextId();
+
+  // isolane_queue_depth and isolane_pool_inflight (short requests admitted, not answered).
+  void collect(Scrape& out) const;
 
   // The answers to a request shed for `reason`, or waited out.
   static AppResponse shed(const std::string& reason);
@@ -107,7 +113,8 @@ class Admission {
   mutable std::mutex mu_;  // guards the members below
   std::deque<WaitingRequest> queue_;
   std::unordered_map<std::string, std::size_t> appInFlight_;
-  std::uint64_t nextId_ = 1;
+  std::atomic<std::size_t> waiting_{0};  // queue_.size(), written under mu_
+  std::atomic<std::uint64_t> nextId_{1};
 };
 
 }  // namespace isolane

@@ -1,30 +1,72 @@
 #include "pool/inprocess_backend.h"
 
+#include <algorithm>
+
 #include "ipc/body_pipe.h"
 #include "obs/log.h"
 #include "pool/body_forwarder.h"
+#include "pool/capped_count.h"
+#include "pool/scheduler.h"
 #include "runtime/engine_key.h"
 
 namespace isolane {
+
+struct InProcessBackend::Shared {
+  explicit Shared(AdmissionOptions options) : admission(options) {}
+
+  // Room came free or a request waits: the admission thread looks again.
+  void wake() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      kicked = true;
+    }
+    cv.notify_one();
+  }
+
+  Admission admission;
+  std::mutex mu;  // guards kicked, stopping
+  std::condition_variable cv;
+  bool kicked = false;
+  bool stopping = false;
+};
+
 namespace {
 
 // A streamed body of this process: the executor pushes its pieces into a BodyPipe the front
 // reads; the front's acknowledgements go back to the executor as credit. The pipe is made only
-// when a response streams.
+// when a response streams. It also holds the request's place under admission until its answer,
+// or its streamed body, ends.
 class PipeSink final : public StreamSink {
  public:
+  enum class Held { kNone, kShort, kStream };
+
   PipeSink(std::weak_ptr<ExecutorSet> executor, std::uint64_t key,
-           std::shared_ptr<CappedCount> count)
-      : executor_(std::move(executor)), key_(key), count_(std::move(count)) {}
+           std::shared_ptr<InProcessBackend::Shared> shared, std::string app, Held held)
+      : executor_(std::move(executor)),
+        key_(key),
+        shared_(std::move(shared)),
+        app_(std::move(app)),
+        held_(held) {}
   ~PipeSink() override { release(); }
 
-  // The request holds a place under the stream cap until its body ends.
-  void holdPlace() { holding_ = true; }
-  void release() {
-    if (holding_) count_->give();
-    holding_ = false;
+  // Executor thread: the head says the body streams. A short request moves to the stream cap;
+  // false when that is full (the stream is then refused).
+  bool holdStream() {
+    if (held_ != Held::kShort) return held_ == Held::kStream;
+    if (!shared_->admission.toStream()) return false;
+    shared_->admission.countApp(app_, false);
+    held_ = Held::kStream;
+    return true;
   }
-  bool holdsPlace() const { return holding_; }
+  // Gives the place back (once), and wakes the admission thread when a request waits for it.
+  void release() {
+    if (held_ == Held::kNone) return;
+    Admission& a = shared_->admission;
+    if (held_ == Held::kShort) a.countApp(app_, false);
+    a.cap(held_ == Held::kStream).give();
+    held_ = Held::kNone;
+    if (a.waiting() > 0) shared_->wake();
+  }
 
   // Executor thread, at the head of a streamed body.
   std::shared_ptr<BodyPipe> pipe() {
@@ -48,17 +90,31 @@ class PipeSink final : public StreamSink {
  private:
   const std::weak_ptr<ExecutorSet> executor_;
   const std::uint64_t key_;
-  const std::shared_ptr<CappedCount> count_;
-  bool holding_ = false;  // executor thread only, after submit
+  const std::shared_ptr<InProcessBackend::Shared> shared_;
+  const std::string app_;
+  Held held_;  // executor thread only, once submitted
   std::shared_ptr<BodyPipe> pipe_;
 };
 
 }  // namespace
 
 InProcessBackend::InProcessBackend(const InProcessOptions& options, LogSink& log)
-    : executors_(std::make_shared<ExecutorSet>(options.threads, options.executor, log)),
-      streams_(std::make_shared<CappedCount>(options.streamMaxInflight)),
-      codeCache_(options.codeCacheDir) {}
+    : options_(options),
+      page_(std::make_unique<StatusPage>()),
+      executors_(std::make_shared<ExecutorSet>(options.threads, options.executor, log,
+                                               SystemClock::instance(), page_.get())),
+      shared_(std::make_shared<Shared>(options.admission)),
+      codeCache_(options.codeCacheDir) {
+  if (options_.metrics) {
+    rejected_ = &options_.metrics->counter("isolane_admission_rejected_total",
+                                           "Requests shed before running, by reason", {"reason"});
+    // The sinks may outlive the backend; the registry, the backend.
+    options_.metrics->addCollector([weak = std::weak_ptr<Shared>(shared_)](Scrape& out) {
+      if (auto shared = weak.lock()) shared->admission.collect(out);
+    });
+  }
+  admissionThread_ = std::thread([this] { admissionLoop(); });
+}
 
 InProcessBackend::~InProcessBackend() { stop(); }
 
@@ -76,31 +132,89 @@ Status InProcessBackend::start(const std::vector<AppSpec>& apps) {
   return Status::success();
 }
 
-// A handle is the request's cancel key.
+std::size_t InProcessBackend::waiting() const { return shared_->admission.waiting(); }
+
+// A handle is the request's cancel key: the same id while it waits and while it runs.
 std::uint64_t InProcessBackend::submit(AppRequest request, std::function<void(AppResponse)> done) {
-  std::uint64_t key = nextKey_++;
-  auto sink = std::make_shared<PipeSink>(executors_, key, streams_);
-  // Requests of an app marked streaming take their place under the stream cap now; others when
-  // their head says the body streams.
-  if (request.streaming) {
-    if (!streams_->tryTake()) {
-      done(streamCapShed(streams_->cap()));
+  {
+    std::lock_guard<std::mutex> lock(shared_->mu);
+    if (shared_->stopping) {
+      done(AppResponse::failed(FailureKind::kShuttingDown, "the backend is shutting down"));
       return 0;
     }
-    sink->holdPlace();
   }
+  std::uint64_t id = shared_->admission.nextId();
+  return place(WaitingRequest{std::move(request), std::move(done), options_.clock->now(), false, id});
+}
+
+std::uint64_t InProcessBackend::place(WaitingRequest w) {
+  Admission& admission = shared_->admission;
+  bool stream = w.request.streaming;
+  bool admitted = admission.cap(stream).tryTake();
+  Placement placement;
+  if (admitted) {
+    // The whole set of threads is one worker to the scheduler: the executor set picks the thread.
+    WorkerView view;
+    view.eligible = true;
+    view.inFlight = admission.cap(false).taken();
+    if (!stream && options_.wedgedTurn.count() > 0) {
+      WorkerLoad load =
+          readWorkerLoad(*page_, std::chrono::steady_clock::now(), options_.wedgedTurn);
+      if (load.published && load.threads > 0) {
+        view.threads = load.threads;
+        view.freeThreads = load.threads - std::min(load.wedged, load.threads);
+        view.overloaded =
+            options_.shedDelay.count() > 0 && load.standingDelay > options_.shedDelay;
+      }
+    }
+    // No cap per worker here: the global one is it.
+    placement = placeRequest(std::span<const WorkerView>(&view, 1), stream,
+                             options_.admission.maxInflight + 1);
+  }
+  if (admitted && placement.slot >= 0 && placement.overloaded &&
+      admission.overFairShare(w.request.app)) {
+    admission.cap(stream).give();
+    shed(w, "overloaded", Admission::overloaded(options_.shedDelay));
+    return 0;
+  }
+  if (!admitted || placement.slot < 0) {
+    if (admitted) admission.cap(stream).give();  // a waiting request holds no room
+    std::uint64_t id = w.id;
+    std::optional<std::string> reason =
+        admission.waitOrShed(w, Unplaced{admitted, placement.allWedged, true, false});
+    if (reason) {
+      shed(w, *reason, Admission::shed(*reason));
+      return 0;
+    }
+    shared_->wake();  // it may wait on a wedged thread: the admission thread looks again soon
+    return id;
+  }
+  std::uint64_t id = w.id;
+  run(std::move(w));
+  return id;
+}
+
+void InProcessBackend::shed(WaitingRequest& w, const std::string& reason, AppResponse answer) {
+  if (rejected_) rejected_->with({reason}).inc();
+  w.done(std::move(answer));
+}
+
+// `w` holds its place under its cap.
+void InProcessBackend::run(WaitingRequest w) {
+  std::uint64_t key = w.id;
+  bool stream = w.request.streaming;
+  if (!stream) shared_->admission.countApp(w.request.app, true);
+  auto sink = std::make_shared<PipeSink>(executors_, key, shared_, w.request.app,
+                                         stream ? PipeSink::Held::kStream : PipeSink::Held::kShort);
   std::weak_ptr<ExecutorSet> executor = executors_;
-  RequestJob job{std::move(request),
-                 [done = std::move(done), sink, executor, key, streams = streams_](AppResponse r) {
-                   if (r.streamed && !sink->holdsPlace()) {
-                     if (streams->tryTake()) {
-                       sink->holdPlace();
-                     } else {
-                       // Refused before anything reached the client: 503, and the app's
-                       // stream is cancelled.
-                       if (auto e = executor.lock()) e->cancel(key);
-                       r = streamCapShed(streams->cap());
-                     }
+  std::size_t streamCap = options_.admission.streamMaxInflight;
+  RequestJob job{std::move(w.request),
+                 [done = std::move(w.done), sink, executor, key, streamCap](AppResponse r) {
+                   if (r.streamed && !sink->holdStream()) {
+                     // Refused before anything reached the client: 503, and the app's stream
+                     // is cancelled.
+                     if (auto e = executor.lock()) e->cancel(key);
+                     r = streamCapShed(streamCap);
                    }
                    if (r.streamed) {
                      r.stream = sink->pipe();
@@ -117,23 +231,89 @@ std::uint64_t InProcessBackend::submit(AppRequest request, std::function<void(Ap
     job.bodyConsumed = [body](std::size_t bytes) { body->acknowledge(bytes); };
   }
   if (!executors_->submit(job)) {
+    if (rejected_) rejected_->with({"queue-full"}).inc();
     job.done(AppResponse::shed("queue-full", "the executor queue is full"));
-    return 0;
+    return;
   }
   // The body's pieces follow the request into the executor, in order, as they arrive.
   if (body)
     forwardBody(*body, [executor, key](std::string piece, bool end, std::string error) {
       if (auto e = executor.lock()) e->requestBody(key, std::move(piece), end, std::move(error));
     });
-  return key;
+}
+
+void InProcessBackend::tick() {
+  Admission& admission = shared_->admission;
+  for (WaitingRequest& w : admission.expire(options_.clock->now())) {
+    shed(w, "queue-timeout", admission.queueTimeout());
+  }
+  if (admission.waiting() == 0) return;
+  // Take, in order, what there is room for now; short requests only while a thread is free of
+  // a long turn. Those placed may still find the room gone (a new request took it first): they
+  // then wait again, at the back.
+  std::size_t shortRoom = admission.cap(false).room();
+  std::size_t streamRoom = admission.cap(true).room();
+  if (options_.wedgedTurn.count() > 0) {
+    WorkerLoad load = readWorkerLoad(*page_, std::chrono::steady_clock::now(), options_.wedgedTurn);
+    if (load.published && load.threads > 0 && load.wedged >= load.threads) shortRoom = 0;
+  }
+  std::vector<WaitingRequest> ready =
+      admission.takeReady([&](const WaitingRequest& w) -> Admission::Fit {
+        std::size_t& room = w.request.streaming ? streamRoom : shortRoom;
+        if (room == 0) return {false, w.request.streaming ? "stream" : "short"};
+        --room;
+        return {true, w.request.streaming ? "stream" : "short"};
+      });
+  for (WaitingRequest& w : ready) place(std::move(w));
+}
+
+void InProcessBackend::admissionLoop() {
+  // While requests wait it looks every few milliseconds (a wedged thread comes free without
+  // giving back a place: its request may go on awaiting); otherwise it sleeps until woken.
+  const auto period = std::clamp<std::chrono::milliseconds>(
+      options_.admission.queueTimeout / 10, std::chrono::milliseconds(5),
+      std::chrono::milliseconds(50));
+  std::unique_lock<std::mutex> lock(shared_->mu);
+  while (!shared_->stopping) {
+    if (shared_->admission.waiting() > 0) {
+      shared_->cv.wait_for(lock, period, [&] { return shared_->kicked || shared_->stopping; });
+    } else {
+      shared_->cv.wait(lock, [&] { return shared_->kicked || shared_->stopping; });
+    }
+    if (shared_->stopping) break;
+    shared_->kicked = false;
+    lock.unlock();
+    tick();
+    lock.lock();
+  }
 }
 
 void InProcessBackend::cancel(std::uint64_t handle) {
-  if (handle) executors_->cancel(handle);
+  if (handle == 0) return;
+  // Still waiting: it leaves the queue unrun (work nobody waits for is not done).
+  if (std::optional<WaitingRequest> w = shared_->admission.cancelWaiting(handle)) {
+    w->done(AppResponse::failed(FailureKind::kClientGone,
+                                "the client went away while the request was queued"));
+    return;
+  }
+  executors_->cancel(handle);
 }
 
-void InProcessBackend::stop() { executors_->stop(); }
+void InProcessBackend::stop() {
+  {
+    std::lock_guard<std::mutex> lock(shared_->mu);
+    shared_->stopping = true;
+  }
+  shared_->cv.notify_all();
+  if (admissionThread_.joinable()) admissionThread_.join();
+  for (WaitingRequest& w : shared_->admission.takeAll()) {
+    w.done(AppResponse::failed(FailureKind::kShuttingDown, "the backend is shutting down"));
+  }
+  executors_->stop();
+}
 
-std::size_t InProcessBackend::inFlight() const { return executors_->pending(); }
+std::size_t InProcessBackend::inFlight() const {
+  return executors_->pending() + shared_->admission.waiting();
+}
 
 }  // namespace isolane

@@ -2,26 +2,48 @@
 // The in-process backend: requests run on executor threads of this process, `threads` of them,
 // each hosting one isolate per app it serves (worker/executor_set.h picks the thread). The same
 // threads and isolates a worker process runs, inside the server: the mode for embedding.
+//
+// Admission is the subprocess pool's (pool/admission.h, pool/scheduler.h): the same caps, wait
+// queue, queue timeout, wedge check and shedding by delay, read from a status page the executor
+// threads publish in this process's memory, so a server sheds the same way in either backend.
+//
+// Thread rule: every public method is safe from any thread. One thread of its own (the
+// admission thread) expires waiting requests and places them when room comes free.
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "ipc/status_page.h"
+#include "obs/metrics.h"
+#include "pool/admission.h"
 #include "pool/backend.h"
-#include "pool/capped_count.h"
 #include "pool/code_cache_store.h"
+#include "util/clock.h"
 #include "worker/executor_set.h"
 
 namespace isolane {
 
 struct InProcessOptions {
   std::size_t threads = 1;
-  // Streamed responses in flight (see PoolOptions::streamMaxInflight).
-  std::size_t streamMaxInflight = 10'000;
+  // Caps and the wait queue (PoolOptions' max_inflight, stream_max_inflight, max_queue,
+  // queue_timeout_ms).
+  AdmissionOptions admission;
+  // PoolOptions::wedgedTurn and PoolOptions::shedDelay: read from the threads' status page.
+  std::chrono::milliseconds wedgedTurn{50};
+  std::chrono::milliseconds shedDelay{50};
   ExecutorOptions executor;
   // Where the apps' code caches are kept (pool/code_cache_store.h); empty: none are.
   std::string codeCacheDir;
+  // Where isolane_admission_rejected_total goes; null: nowhere.
+  MetricsRegistry* metrics = nullptr;
+  // The admission's clock (the queue timeout); tests drive it and call tick().
+  const Clock* clock = &SystemClock::instance();
 };
 
 class InProcessBackend final : public Backend {
@@ -36,15 +58,32 @@ class InProcessBackend final : public Backend {
   std::size_t inFlight() const override;
   bool ready() const override { return true; }
 
+  // What the admission thread does when it wakes: answers the requests that waited past the
+  // queue timeout, then places the waiting ones there is room for. Public for tests that drive
+  // the clock.
+  void tick();
+  std::size_t waiting() const;
+
+  // What a request holds under admission, shared with the sinks (which may outlive the backend).
+  struct Shared;
+
  private:
+  // Places `w` on an executor, or queues it, or sheds it. Returns its handle (0: answered).
+  std::uint64_t place(WaitingRequest w);
+  void run(WaitingRequest w);
+  void shed(WaitingRequest& w, const std::string& reason, AppResponse answer);
+  void admissionLoop();
+
+  const InProcessOptions options_;
+  Family<Counter>* rejected_ = nullptr;
+  // The executor threads publish their turns here, as a worker's do for the master.
+  std::unique_ptr<StatusPage> page_;
   // Shared: a streamed body's credit reaches its executor through a weak reference, and the
   // front may hold the body after the backend is gone.
   std::shared_ptr<ExecutorSet> executors_;
-  std::atomic<std::uint64_t> nextKey_{1};
-  // Streams held against streamMaxInflight; shared with the sinks, which give a stream's place
-  // back when it ends, possibly after the backend is gone.
-  std::shared_ptr<CappedCount> streams_;
+  const std::shared_ptr<Shared> shared_;
   const CodeCacheStore codeCache_;
+  std::thread admissionThread_;
 };
 
 }  // namespace isolane

@@ -124,11 +124,7 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
     perSlot("isolane_worker_quarantined",
             "1 while the slot is in quarantine (used only when no other worker can be)",
             [](const WorkerInfo& w) { return w.quarantined ? 1 : 0; });
-    std::size_t depth = admission_.waiting();
-    out.family("isolane_queue_depth", "Requests waiting for room", "gauge");
-    out.sample({}, static_cast<double>(depth));
-    out.family("isolane_pool_inflight", "Requests admitted and not answered", "gauge");
-    out.sample({}, static_cast<double>(inFlight()));
+    admission_.collect(out);
   });
   if (!manualSupervision_) {
     supervisor_ = std::thread([this] {
@@ -146,7 +142,9 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
 
 SubprocessBackend::~SubprocessBackend() { stop(); }
 
-std::size_t SubprocessBackend::inFlight() const { return admission_.cap(false).taken(); }
+std::size_t SubprocessBackend::inFlight() const {
+  return admission_.cap(false).taken() + admission_.cap(true).taken() + admission_.waiting();
+}
 
 void SubprocessBackend::releaseLocked(const Pending& p) {
   Slot& slot = *slots_[static_cast<std::size_t>(p.slot)];

@@ -5,10 +5,15 @@
 
 namespace isolane {
 
-std::unique_ptr<Backend> makeInProcessBackend(const ServerConfig& config, LogSink& log) {
+std::unique_ptr<Backend> makeInProcessBackend(const ServerConfig& config, LogSink& log,
+                                              MetricsRegistry* metrics) {
   InProcessOptions options;
   options.threads = config.executorThreads;
-  options.streamMaxInflight = config.pool.streamMaxInflight;
+  options.admission = AdmissionOptions{config.pool.maxInflight, config.pool.streamMaxInflight,
+                                       config.pool.maxQueue, config.pool.queueTimeout};
+  options.wedgedTurn = config.pool.wedgedTurn;
+  options.shedDelay = config.pool.shedDelay;
+  options.metrics = metrics;
   options.executor.queueCapacity = config.queueCapacity;
   options.executor.loop.limits.heapMb = config.heapLimitMb;
   options.executor.loop.cpuLimit = config.requestCpuLimit;

@@ -4,6 +4,8 @@
 
 namespace isolane {
 
-std::unique_ptr<Backend> makeInProcessBackend(const ServerConfig&, LogSink&) { return nullptr; }
+std::unique_ptr<Backend> makeInProcessBackend(const ServerConfig&, LogSink&, MetricsRegistry*) {
+  return nullptr;
+}
 
 }  // namespace isolane

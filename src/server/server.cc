@@ -113,7 +113,7 @@ Server::~Server() { stop(); }
 
 Status Server::start() {
   if (config_.backend == "inprocess") {
-    backend_ = makeInProcessBackend(config_, console_);
+    backend_ = makeInProcessBackend(config_, console_, &metrics_);
     if (!backend_) {
       return Error{
           "the in-process backend runs only inside the engine (the `isolane` command "

@@ -66,7 +66,9 @@ class Server {
 // The backends, built from the config's limits. `run` uses the in-process one, which exists
 // only in the engine (inprocess_factory.cc); linked into the master, makeInProcessBackend returns
 // null (inprocess_unavailable.cc).
-std::unique_ptr<Backend> makeInProcessBackend(const ServerConfig& config, LogSink& log);
+// `metrics`: where its admission counts sheds (null: nowhere).
+std::unique_ptr<Backend> makeInProcessBackend(const ServerConfig& config, LogSink& log,
+                                              MetricsRegistry* metrics = nullptr);
 // `clientBuffers`: the budget of bytes held for clients it shares with a front (null: its own).
 std::unique_ptr<Backend> makeSubprocessBackend(const ServerConfig& config,
                                                MetricsRegistry& metrics,

@@ -515,7 +515,9 @@ TEST_F(ServerTest, WorkersRunInTheSandbox) {
   std::string status((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(status.find("Seccomp:\t2"), std::string::npos) << status;  // a filter
   EXPECT_NE(status.find("NoNewPrivs:\t1"), std::string::npos) << status;
-  if (geteuid() == 0) EXPECT_NE(status.find("Uid:\t65534"), std::string::npos) << status;
+  if (geteuid() == 0) {
+    EXPECT_NE(status.find("Uid:\t65534"), std::string::npos) << status;
+  }
 }
 
 TEST_F(ServerTest, OverTheCapIsA503WithRetryAfterAndTheReason) {

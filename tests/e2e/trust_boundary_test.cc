@@ -76,9 +76,13 @@ void expectOnlyItsOwnDescriptors(pid_t worker) {
       EXPECT_EQ(fd, 3) << "a socket other than its own, at " << fd << ": " << what;
       EXPECT_EQ(masters.count(what), 0u) << "the master's socket " << what << " at " << fd;
     }
-    if (fd == 0) EXPECT_EQ(what, "/dev/null");
+    if (fd == 0) {
+      EXPECT_EQ(what, "/dev/null");
+    }
     bool page = what.find("isolane-status") != std::string::npos;
-    if (page) EXPECT_EQ(fd, 4);
+    if (page) {
+      EXPECT_EQ(fd, 4);
+    }
     EXPECT_TRUE(what.rfind("/", 0) != 0 || what == "/dev/null" || fd <= 2 || page ||
                 what.rfind(own, 0) == 0)
         << "a file of the master's at " << fd << ": " << what;
