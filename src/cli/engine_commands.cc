@@ -134,10 +134,13 @@ int runOnce(const RunArgs& args) {
 }
 
 int worker(const WorkerArgs& args) {
-  // A Ctrl-C reaches the whole process group; the master drains and then tells each worker to
-  // shut down, so a worker does not die on it (node's own handler would end it at once). SIGTERM
-  // and SIGKILL still end it.
+  // A Ctrl-C, or a SIGTERM sent to the whole process group (`timeout`, systemd's default
+  // KillMode=control-group, a shell's job control), reaches the workers too; the master alone
+  // decides when a worker stops (it drains, then tells each to shut down, and SIGKILLs one that
+  // does not), so a worker dies on neither under its requests (node's own handlers would end it
+  // at once). SIGKILL still ends it.
   signal(SIGINT, SIG_IGN);
+  signal(SIGTERM, SIG_IGN);
   WorkerProcessOptions options;
   options.fd = args.fd;
   options.statusFd = args.statusFd;

@@ -307,8 +307,8 @@ void ExecPool::shutdown(std::chrono::milliseconds drain) {
     SteadyTime killAt = clock_.now() + options_.shutdownGrace;
     for (auto& [id, w] : workers_) {
       if (!w->proc) continue;
+      // Workers ignore SIGTERM: the Shutdown frame ends them, SIGKILL after the grace.
       after.frames.emplace_back(w->proc, encodeShutdown(0, options_.maxFrameBytes).value());
-      w->proc->kill(SIGTERM);
       ending_.emplace_back(w->proc, killAt);
     }
     workers_.clear();

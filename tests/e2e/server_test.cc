@@ -504,6 +504,26 @@ TEST_F(ServerTest, AWorkerCrashIsA502ForAPostAndAReplayForAGet) {
   EXPECT_EQ(replayed.body(), "done");
 }
 
+TEST_F(ServerTest, AWorkerOutlivesASigtermSentToItsProcessGroup) {
+  // `timeout`, systemd's control-group kill or a shell signal every process of the group: the
+  // master alone decides when a worker stops, so its workers live on under their requests.
+  ServerConfig config;
+  config.apps = {app("slow", "slow.js", "/")};
+  config.pool.size = 1;
+  start(std::move(config));
+  auto& pool = dynamic_cast<SubprocessBackend&>(server_->backend());
+  pid_t pid = pool.workers()[0].pid;
+  HttpConnection c(port_);
+  c.send("GET /?ms=200 HTTP/1.1\r\nHost: x\r\n\r\n");
+  while (server_->inFlight() == 0) std::this_thread::yield();
+  ASSERT_EQ(kill(pid, SIGTERM), 0);
+  Response r = c.read();
+  EXPECT_EQ(r.result_int(), 200) << r["x-isolane-error"];
+  EXPECT_EQ(r.body(), "done");
+  EXPECT_EQ(pool.workers()[0].pid, pid);
+  EXPECT_EQ(get(port_, "/?ms=1").body(), "done");
+}
+
 TEST_F(ServerTest, WorkersRunInTheSandbox) {
   ServerConfig config;
   config.apps = {app("hello", "hello.js", "/")};
