@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace isolane {
 namespace {
@@ -63,35 +64,83 @@ TEST(Admission, ARequestNoWorkerTookWaitsOrIsShedWithItsReason) {
       // Past max_queue, up to the cap: one comes free soon.
       {"admitted, every worker wedged", {true, true, true, false}, false, ""},
       {"admitted, a worker starting", {true, false, false, true}, false, ""},
+      {"admitted, its heavy app confined", {true, false, true, false, true}, false, ""},
   };
   std::uint64_t id = 1;
   for (const Case& c : cases) {
     WaitingRequest w = waiting("a", id++, c.stream);
-    std::optional<std::string> shed = a.waitOrShed(w, c.why);
+    std::optional<std::string> shed = a.waitOrShed(w, c.why).shed;
     EXPECT_EQ(shed.value_or(""), c.shed) << c.name;
-    if (shed) EXPECT_TRUE(w.done) << c.name << ": a shed request is not moved from";
+    if (shed) {
+      EXPECT_TRUE(w.done) << c.name << ": a shed request is not moved from";
+    }
   }
-  EXPECT_EQ(a.waiting(), 3u);
+  EXPECT_EQ(a.waiting(), 4u);
 }
 
-TEST(Admission, WaitingRequestsLeaveInOrderAndAHeldKeyHoldsTheOnesBehindIt) {
+TEST(Admission, WaitingAppsAreServedInTurnAndAnAppsOldestHoldsItsOthers) {
   Admission a(AdmissionOptions{10, 10, 10, 1000ms});
   Unplaced full{false, false, false, false};
-  for (auto [app, id] : {std::pair{"a", 1}, {"b", 2}, {"a", 3}, {"b", 4}}) {
+  for (auto [app, id] : {std::pair{"flood", 1}, {"flood", 2}, {"flood", 3}, {"b", 4}, {"c", 5},
+                         {"c", 6}}) {
     WaitingRequest w = waiting(app, id);
-    ASSERT_FALSE(a.waitOrShed(w, full));
+    ASSERT_FALSE(a.waitOrShed(w, full).shed);
   }
-  // Only b's workers have room: a's first holds a's second, b's go.
-  auto ready = a.takeReady([](const WaitingRequest& w) {
-    return Admission::Fit{w.request.app == "b", w.request.app};
-  });
-  ASSERT_EQ(ready.size(), 2u);
-  EXPECT_EQ(ready[0].id, 2u);
-  EXPECT_EQ(ready[1].id, 4u);
+  // Room for four: one of each app in turn, then the next round; not the flood's three first.
+  int room = 4;
+  auto ready = a.takeReady([&](const WaitingRequest&) { return room > 0 && room-- > 0; });
+  std::vector<std::uint64_t> ids;
+  for (auto& w : ready) ids.push_back(w.id);
+  EXPECT_EQ(ids, (std::vector<std::uint64_t>{1, 4, 5, 2}));
   EXPECT_EQ(a.waiting(), 2u);
+  // An app whose oldest does not fit keeps the rest of its own behind it; others go on.
+  auto onlyC = a.takeReady([](const WaitingRequest& w) { return w.request.app == "c"; });
+  ASSERT_EQ(onlyC.size(), 1u);
+  EXPECT_EQ(onlyC[0].id, 6u);
   ASSERT_TRUE(a.cancelWaiting(3));
   EXPECT_FALSE(a.cancelWaiting(3));
-  EXPECT_EQ(a.takeAll().size(), 1u);
+  EXPECT_EQ(a.waiting(), 0u);
+  EXPECT_TRUE(a.takeAll().empty());
+}
+
+TEST(Admission, AFullQueueTakesTheNewestPlaceOfTheAppWithTheMostWaiting) {
+  Admission a(AdmissionOptions{10, 10, 4, 1000ms});
+  Unplaced full{false, false, false, false};
+  for (std::uint64_t id = 1; id <= 4; ++id) {
+    WaitingRequest w = waiting("flood", id);
+    ASSERT_FALSE(a.waitOrShed(w, full).shed);
+  }
+  WaitingRequest more = waiting("flood", 5);
+  EXPECT_EQ(a.waitOrShed(more, full).shed.value_or(""), "queue-full")
+      << "the flood itself is shed when its queue fills";
+  WaitingRequest neighbour = waiting("quiet", 6);
+  WaitOutcome out = a.waitOrShed(neighbour, full);
+  EXPECT_FALSE(out.shed) << "a neighbour with nothing waiting gets a place";
+  ASSERT_TRUE(out.displaced);
+  EXPECT_EQ(out.displaced->id, 4u) << "the flood's newest gives its place up";
+  EXPECT_EQ(a.waiting(), 4u);
+}
+
+TEST(Admission, AConfinedHeavyAppWhoseQueueStandsIsShedAsAppOverloaded) {
+  AdmissionOptions o{10, 10, 0, 1000ms};
+  o.shedDelay = 50ms;
+  Admission a(o);
+  SteadyTime t0 = SteadyTime{} + std::chrono::hours(1);
+  Unplaced confined{true, false, true, false, /*confined=*/true, /*fresh=*/true, t0};
+  WaitingRequest first = waiting("heavy", 1, false, t0);
+  ASSERT_FALSE(a.waitOrShed(first, confined).shed) << "it waits behind its own long turns";
+  confined.now = t0 + 40ms;
+  WaitingRequest soon = waiting("heavy", 2, false, confined.now);
+  ASSERT_FALSE(a.waitOrShed(soon, confined).shed) << "not standing yet";
+  confined.now = t0 + 60ms;
+  WaitingRequest later = waiting("heavy", 3, false, confined.now);
+  EXPECT_EQ(a.waitOrShed(later, confined).shed.value_or(""), "app-overloaded");
+  confined.fresh = false;  // one that waited already, placed again: it waits on
+  EXPECT_FALSE(a.waitOrShed(later, confined).shed);
+  Unplaced other{true, false, true, false, false, true, t0 + 60ms};
+  WaitingRequest neighbour = waiting("quiet", 4, false, t0 + 60ms);
+  EXPECT_EQ(a.waitOrShed(neighbour, other).shed.value_or(""), "worker-full")
+      << "another app is not shed for the heavy app's queue";
 }
 
 TEST(Admission, ARequestThatWaitedPastTheQueueTimeoutExpires) {
@@ -99,8 +148,8 @@ TEST(Admission, ARequestThatWaitedPastTheQueueTimeoutExpires) {
   SteadyTime t0 = SteadyTime{} + std::chrono::hours(1);
   Unplaced full{false, false, false, false};
   WaitingRequest early = waiting("a", 1, false, t0), late = waiting("a", 2, false, t0 + 600ms);
-  ASSERT_FALSE(a.waitOrShed(early, full));
-  ASSERT_FALSE(a.waitOrShed(late, full));
+  ASSERT_FALSE(a.waitOrShed(early, full).shed);
+  ASSERT_FALSE(a.waitOrShed(late, full).shed);
   EXPECT_TRUE(a.expire(t0 + 1000ms).empty());
   auto expired = a.expire(t0 + 1001ms);
   ASSERT_EQ(expired.size(), 1u);

@@ -22,6 +22,7 @@ WorkerView worker(int slot, std::size_t inFlight, std::uint32_t threads = 1,
   w.freeThreads = freeThreads;
   w.overloaded = flags.find("overloaded") != std::string::npos;
   w.quarantined = flags.find("quarantined") != std::string::npos;
+  w.appHere = flags.find("here") != std::string::npos;
   return w;
 }
 
@@ -80,6 +81,43 @@ TEST(Scheduler, StreamsGoToTheWorkerWithTheFewestStreamsWhateverItsThreads) {
   Placement p = placeRequest(workers, /*stream=*/true, 1);
   EXPECT_EQ(p.slot, 1) << "streams are bounded by the stream cap, not by threads or room";
   EXPECT_FALSE(p.allWedged);
+}
+
+TEST(Scheduler, AHeavyAppIsConfinedToTheWorkersItHasOnceTheyReachItsLimit) {
+  struct Heavy {
+    const char* name;
+    std::vector<WorkerView> workers;
+    std::size_t limit;
+    int slot;
+    bool confined;
+  };
+  std::vector<Heavy> cases = {
+      {"under its limit it goes where it waits least",
+       {worker(0, 1, 1, 1, "here"), worker(1, 0), worker(2, 0)}, 2, 1, false},
+      {"at its limit, only to a worker it is on",
+       {worker(0, 2, 1, 1, "here"), worker(1, 0)}, 1, 0, false},
+      {"at its limit, the worker it is on is wedged: none, it waits",
+       {worker(0, 1, 1, 0, "here"), worker(1, 0)}, 1, -1, true},
+      {"a worker it is on but no longer eligible does not count",
+       {worker(0, 1, 1, 1, "here ineligible"), worker(1, 0)}, 1, 1, false},
+      {"not heavy (limit 0): anywhere", {worker(0, 1, 1, 0, "here"), worker(1, 3)}, 0, 1, false},
+  };
+  for (const Heavy& c : cases) {
+    Placement p = placeRequest(c.workers, /*stream=*/false, 8, c.limit);
+    EXPECT_EQ(p.slot, c.slot) << c.name;
+    EXPECT_EQ(p.confined, c.confined) << c.name;
+  }
+  // Streams are never confined.
+  std::vector<WorkerView> streams = {worker(0, 3, 1, 0, "here"), worker(1, 0)};
+  EXPECT_EQ(placeRequest(streams, /*stream=*/true, 8, 1).slot, 1);
+}
+
+TEST(Scheduler, AHeavyAppMayUseEveryWorkerButOneAtMostItsShare) {
+  EXPECT_EQ(heavyWorkerLimit(1, 1.0), 1u) << "one worker: nothing to keep free";
+  EXPECT_EQ(heavyWorkerLimit(2, 1.0), 1u);
+  EXPECT_EQ(heavyWorkerLimit(8, 1.0), 7u);
+  EXPECT_EQ(heavyWorkerLimit(8, 0.5), 4u);
+  EXPECT_EQ(heavyWorkerLimit(8, 0.0), 1u);
 }
 
 }  // namespace

@@ -145,10 +145,12 @@ TEST(Config, ResilienceSettings) {
   EXPECT_EQ(defaults.pool.wedgedTurn.count(), 50);
   EXPECT_EQ(defaults.pool.shedDelay.count(), 50);
   EXPECT_EQ(defaults.pool.quarantine.count(), 5000);
+  EXPECT_EQ(defaults.pool.maxWedgedShare, 1.0);
   auto c = parseConfig(R"(
 [pool]
 wedged_turn_ms = 0
 shed_delay_ms = 80
+max_wedged_share = 0.5
 quarantine_ms = 2000
 crash_budget = 3
 crash_window_ms = 10000
@@ -162,6 +164,7 @@ module = "a.js"
   ASSERT_TRUE(c) << c.error();
   EXPECT_EQ(c->pool.wedgedTurn.count(), 0);
   EXPECT_EQ(c->pool.shedDelay.count(), 80);
+  EXPECT_EQ(c->pool.maxWedgedShare, 0.5);
   EXPECT_EQ(c->pool.quarantine.count(), 2000);
   EXPECT_EQ(c->pool.crashBudget.maxCrashes, 3);
   EXPECT_EQ(c->pool.crashBudget.window.count(), 10000);
@@ -178,6 +181,17 @@ module = "a.js"
   EXPECT_EQ(e.pool.wedgedTurn.count(), 60000);  // clamped
   unsetenv("ISOLANE_SHED_DELAY_MS");
   unsetenv("ISOLANE_WEDGED_TURN_MS");
+  auto share = parseConfig("[pool]\nmax_wedged_share = 2\n[[app]]\nname = \"a\"\nmodule = \"a.js\"\n",
+                           "/base", "test.toml");
+  ASSERT_FALSE(share);
+  EXPECT_NE(share.error().find("max_wedged_share"), std::string::npos) << share.error();
+  setenv("ISOLANE_MAX_WEDGED_SHARE", "0.25", 1);
+  ServerConfig w;
+  ASSERT_TRUE(applyEnvironment(w));
+  EXPECT_EQ(w.pool.maxWedgedShare, 0.25);
+  setenv("ISOLANE_MAX_WEDGED_SHARE", "x", 1);
+  EXPECT_FALSE(applyEnvironment(w));
+  unsetenv("ISOLANE_MAX_WEDGED_SHARE");
 }
 
 TEST(Config, StreamingSettings) {

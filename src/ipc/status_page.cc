@@ -53,6 +53,35 @@ WorkerLoad readWorkerLoad(const StatusPage& page, std::chrono::steady_clock::tim
   return load;
 }
 
+std::uint64_t appTag(std::string_view app) {
+  std::uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : app) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h == 0 ? 1 : h;
+}
+
+std::size_t wedgedAppTags(const StatusPage& page, std::chrono::steady_clock::time_point now,
+                          std::chrono::milliseconds wedgeAfter,
+                          std::uint64_t (&out)[StatusPage::kMaxThreads]) {
+  if (page.magic.load(std::memory_order_acquire) != StatusPage::kMagic) return 0;
+  std::uint32_t threads =
+      std::min(page.threads.load(std::memory_order_relaxed), StatusPage::kMaxThreads);
+  std::int64_t nowNs =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
+  std::int64_t afterNs = std::chrono::nanoseconds(wedgeAfter).count();
+  std::size_t n = 0;
+  for (std::uint32_t i = 0; i < threads; ++i) {
+    const ThreadStatus& t = page.thread[i];
+    std::int64_t since = t.turnSinceNs.load(std::memory_order_relaxed);
+    if (since <= 0 || nowNs - since <= afterNs) continue;
+    std::uint64_t tag = t.turnApp.load(std::memory_order_relaxed);
+    if (tag != 0) out[n++] = tag;
+  }
+  return n;
+}
+
 Result<std::unique_ptr<StatusPageFile>> StatusPageFile::create() {
   int fd = memfd_create("isolane-status", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return Error{why("memfd_create")};

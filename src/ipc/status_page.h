@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <string_view>
 
 #include "util/result.h"
 
@@ -25,6 +26,7 @@ namespace isolane {
 struct ThreadStatus {
   std::atomic<std::int64_t> passSinceNs{0};  // woke for the pass it is in; 0 while parked
   std::atomic<std::int64_t> turnSinceNs{0};  // entered the synchronous turn it is in
+  std::atomic<std::uint64_t> turnApp{0};     // appTag() of the app whose turn it is (0: none)
   std::atomic<std::uint64_t> pending{0};     // requests submitted to it, not answered
   std::atomic<std::uint64_t> cpuNs{0};       // CPU time its turns have used in all
   // The least time a request waited before its first turn, over the last whole interval of
@@ -61,6 +63,14 @@ struct WorkerLoad {
 };
 WorkerLoad readWorkerLoad(const StatusPage& page, std::chrono::steady_clock::time_point now,
                           std::chrono::milliseconds wedgeAfter);
+
+// What names an app on the page: FNV-1a of its name, never 0 (the same in every process).
+std::uint64_t appTag(std::string_view app);
+// The appTag of the app each wedged thread is in (as the page says: a hint for placing work,
+// never trusted beyond it), written to `out`; returns how many.
+std::size_t wedgedAppTags(const StatusPage& page, std::chrono::steady_clock::time_point now,
+                          std::chrono::milliseconds wedgeAfter,
+                          std::uint64_t (&out)[StatusPage::kMaxThreads]);
 
 // The master's side: the page of one worker process.
 class StatusPageFile {

@@ -6,13 +6,18 @@
 // - Caps: at most maxInflight short requests and streamMaxInflight streams at once. A request
 //   moves from the first to the second when its head says its body streams (toStream); an app
 //   marked streaming is held by the second from the start.
-// - The wait queue: a bounded FIFO of requests no worker can take now (maxQueue; past it, 503
-//   with the reason; each waits at most queueTimeout). When every worker with room is inside a
-//   long turn, or none is ready yet but one is starting, an admitted request waits even past
-//   maxQueue, up to its cap: a worker comes free within the CPU limit, or is about to start.
+// - The wait queue: requests no worker can take now, in a queue per app served round-robin, so
+//   that a flood waits behind itself and never in front of its neighbours (maxQueue in all;
+//   past it, 503 with the reason, unless the app has fewer waiting than the app with the most:
+//   then that app's newest request gives its place up). Each waits at most queueTimeout. When
+//   every worker with room is inside a long turn, or none is ready yet but one is starting, an
+//   admitted request waits even past maxQueue, up to its cap: a worker comes free within the
+//   CPU limit, or is about to start.
 // - Fair shedding by delay: a request that would go to a worker with a standing queue is shed
 //   when its app holds at least an equal share of the short requests in flight (equal shares
-//   among the apps with requests in flight): the flood, not its neighbours.
+//   among the apps with requests in flight): the flood, not its neighbours. A heavy app (one in
+//   long turns, confined by the scheduler to all workers but one) whose own queue has stood for
+//   longer than shedDelay has its new requests shed with "app-overloaded".
 //
 // Thread rule: every method is safe from any thread. It calls nothing back: the backend runs
 // what it returns (answers, requests to place again) with no lock of its own held.
@@ -41,6 +46,7 @@ struct AdmissionOptions {
   std::size_t streamMaxInflight = 10'000;  // streams admitted at once
   std::size_t maxQueue = 0;                // requests waiting for room; 0: shed at once
   std::chrono::milliseconds queueTimeout{1'000};
+  std::chrono::milliseconds shedDelay{50};  // a heavy app's queue standing this long sheds it
 };
 
 // A request waiting for room, with what placing it again needs.
@@ -58,6 +64,16 @@ struct Unplaced {
   bool allWedged = false;    // every worker with room is inside a long turn
   bool anyReady = false;     // a worker that may run it is ready (then it is full)
   bool anyStarting = false;  // a worker that may run it is starting, or about to
+  bool confined = false;     // its app is heavy and every worker it may use is unfit
+  bool fresh = true;         // it arrives now (false: it waited already and is placed again)
+  SteadyTime now{};
+};
+
+// What became of a request no worker took.
+struct WaitOutcome {
+  std::optional<std::string> shed;  // nullopt: it waits
+  // Another app's newest request, which gave its place up (answer it with "queue-full").
+  std::optional<WaitingRequest> displaced;
 };
 
 class Admission {
@@ -76,17 +92,14 @@ class Admission {
   // True when `app` holds at least an equal share of the short requests in flight.
   bool overFairShare(const std::string& app) const;
 
-  // A request no worker took: queued (nullopt), or the reason it is shed ("queue-full",
-  // "stream-full", "all-wedged", "worker-full", "no-worker"). `w` is moved from only if queued.
-  std::optional<std::string> waitOrShed(WaitingRequest& w, const Unplaced& why);
-  // The waiting requests that `fits` says may go now, in order; once one does not fit, the
-  // later ones of the same key (what `fits` returns besides: a group and kind of worker) wait
-  // behind it, and others go on.
-  struct Fit {
-    bool fits;
-    std::string key;
-  };
-  std::vector<WaitingRequest> takeReady(const std::function<Fit(const WaitingRequest&)>& fits);
+  // A request no worker took: it waits, or the reason it is shed ("queue-full", "stream-full",
+  // "all-wedged", "worker-full", "no-worker", "app-overloaded"). `w` is moved from only if it
+  // waits.
+  WaitOutcome waitOrShed(WaitingRequest& w, const Unplaced& why);
+  // The waiting requests that `fits` says may go now: each app's oldest in turn, round-robin,
+  // until no app's oldest fits (an app's others wait behind its oldest). `fits` takes room only
+  // when it says yes.
+  std::vector<WaitingRequest> takeReady(const std::function<bool(const WaitingRequest&)>& fits);
   // The requests that have waited longer than queueTimeout at `now`.
   std::vector<WaitingRequest> expire(SteadyTime now);
   // Every waiting request (the backend is stopping).
@@ -111,9 +124,11 @@ class Admission {
   CappedCount admitted_;  // short requests (the global in-flight cap)
   CappedCount streams_;   // streams
   mutable std::mutex mu_;  // guards the members below
-  std::deque<WaitingRequest> queue_;
+  std::unordered_map<std::string, std::deque<WaitingRequest>> queues_;  // by app, oldest first
+  std::deque<std::string> turn_;  // the apps with requests waiting, in the order they are served
   std::unordered_map<std::string, std::size_t> appInFlight_;
-  std::atomic<std::size_t> waiting_{0};  // queue_.size(), written under mu_
+  std::size_t waitingCount_ = 0;          // requests in queues_
+  std::atomic<std::size_t> waiting_{0};  // waitingCount_, for reading without mu_
   std::atomic<std::uint64_t> nextId_{1};
 };
 

@@ -144,10 +144,11 @@ std::uint64_t InProcessBackend::submit(AppRequest request, std::function<void(Ap
     }
   }
   std::uint64_t id = shared_->admission.nextId();
-  return place(WaitingRequest{std::move(request), std::move(done), options_.clock->now(), false, id});
+  return place(WaitingRequest{std::move(request), std::move(done), options_.clock->now(), false, id},
+               /*fresh=*/true);
 }
 
-std::uint64_t InProcessBackend::place(WaitingRequest w) {
+std::uint64_t InProcessBackend::place(WaitingRequest w, bool fresh) {
   Admission& admission = shared_->admission;
   bool stream = w.request.streaming;
   bool admitted = admission.cap(stream).tryTake();
@@ -180,10 +181,11 @@ std::uint64_t InProcessBackend::place(WaitingRequest w) {
   if (!admitted || placement.slot < 0) {
     if (admitted) admission.cap(stream).give();  // a waiting request holds no room
     std::uint64_t id = w.id;
-    std::optional<std::string> reason =
-        admission.waitOrShed(w, Unplaced{admitted, placement.allWedged, true, false});
-    if (reason) {
-      shed(w, *reason, Admission::shed(*reason));
+    WaitOutcome outcome = admission.waitOrShed(
+        w, Unplaced{admitted, placement.allWedged, true, false, false, fresh, options_.clock->now()});
+    if (outcome.displaced) shed(*outcome.displaced, "queue-full", Admission::shed("queue-full"));
+    if (outcome.shed) {
+      shed(w, *outcome.shed, Admission::shed(*outcome.shed));
       return 0;
     }
     shared_->wake();  // it may wait on a wedged thread: the admission thread looks again soon
@@ -257,14 +259,13 @@ void InProcessBackend::tick() {
     WorkerLoad load = readWorkerLoad(*page_, std::chrono::steady_clock::now(), options_.wedgedTurn);
     if (load.published && load.threads > 0 && load.wedged >= load.threads) shortRoom = 0;
   }
-  std::vector<WaitingRequest> ready =
-      admission.takeReady([&](const WaitingRequest& w) -> Admission::Fit {
-        std::size_t& room = w.request.streaming ? streamRoom : shortRoom;
-        if (room == 0) return {false, w.request.streaming ? "stream" : "short"};
-        --room;
-        return {true, w.request.streaming ? "stream" : "short"};
-      });
-  for (WaitingRequest& w : ready) place(std::move(w));
+  std::vector<WaitingRequest> ready = admission.takeReady([&](const WaitingRequest& w) {
+    std::size_t& room = w.request.streaming ? streamRoom : shortRoom;
+    if (room == 0) return false;
+    --room;
+    return true;
+  });
+  for (WaitingRequest& w : ready) place(std::move(w), /*fresh=*/false);
 }
 
 void InProcessBackend::admissionLoop() {

@@ -69,7 +69,8 @@ class InProcessBackend final : public Backend {
 
  private:
   // Places `w` on an executor, or queues it, or sheds it. Returns its handle (0: answered).
-  std::uint64_t place(WaitingRequest w);
+  // `fresh`: it arrives now (false: it waited, and is placed again).
+  std::uint64_t place(WaitingRequest w, bool fresh);
   void run(WaitingRequest w);
   void shed(WaitingRequest& w, const std::string& reason, AppResponse answer);
   void admissionLoop();

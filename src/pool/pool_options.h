@@ -50,6 +50,11 @@ struct PoolOptions {
   // queue_timeout_ms) for one to come free instead of queueing behind a render of seconds.
   // 0: the scheduler ignores the status pages (counts only).
   std::chrono::milliseconds wedgedTurn{50};
+  // An app seen inside such a turn lately is heavy: its short requests go to at most this share
+  // of the workers (and never all of them, when there are two or more), so its long turns
+  // never hold every thread while another app waits; the rest of its requests wait in its own
+  // queue, shed as "app-overloaded" once that queue stands longer than shedDelay. 0-1.
+  double maxWedgedShare = 1.0;
   // Admission by delay (CoDel's measure): when the requests of every worker have waited longer
   // than this before their first turn, over a whole 100 ms interval (a standing queue, not a
   // burst), new short requests are shed with 503 and `x-isolane-shed: overloaded`, those of the

@@ -1,16 +1,36 @@
 #include "pool/scheduler.h"
 
+#include <algorithm>
+
 namespace isolane {
 
+std::size_t heavyWorkerLimit(std::size_t workers, double share) {
+  if (workers <= 1) return 1;
+  auto byShare = static_cast<std::size_t>(static_cast<double>(workers) * std::clamp(share, 0.0, 1.0));
+  return std::clamp<std::size_t>(byShare, 1, workers - 1);
+}
+
 Placement placeRequest(std::span<const WorkerView> workers, bool stream,
-                       std::size_t workerMaxInflight) {
+                       std::size_t workerMaxInflight, std::size_t heavyLimit) {
   Placement placement;
+  // A heavy app that already has requests on as many workers as it may use goes to those only.
+  bool confined = false;
+  if (!stream && heavyLimit > 0) {
+    std::size_t here = 0;
+    for (const WorkerView& w : workers) here += w.eligible && w.appHere;
+    confined = here >= heavyLimit;
+  }
   const WorkerView* best = nullptr;
   double bestScore = 0;
   const WorkerView* byCounts = nullptr;  // what the in-flight counts alone would pick
   bool byCountsWedged = false;
+  bool excluded = false;  // a worker it could use otherwise was left out by the confinement
   for (const WorkerView& w : workers) {
     if (!w.eligible) continue;
+    if (confined && !w.appHere) {
+      excluded = true;
+      continue;
+    }
     if (stream) {
       if (!best || w.streams < best->streams) best = &w;
       continue;
@@ -37,6 +57,7 @@ Placement placeRequest(std::span<const WorkerView> workers, bool stream,
     placement.allWedged = best == nullptr;
     placement.avoidedWedged = best != nullptr && byCountsWedged;
   }
+  placement.confined = best == nullptr && excluded;
   return placement;
 }
 

@@ -11,6 +11,11 @@
 // every worker without one, and a quarantined one after every other. A stream goes to the
 // eligible worker with the fewest streams (streams are bounded by the stream cap alone).
 //
+// An app that lately held a thread in a long turn (a "heavy" app: pool/heavy_apps.h) is
+// confined: its short requests go only to the workers it already has requests on once those
+// number `heavyLimit` (by default every worker but one), so that a flood of long turns never
+// holds every thread while another app waits; the rest of its requests wait in its own queue.
+//
 // Thread rule: pure; any thread.
 
 #include <cstddef>
@@ -28,6 +33,7 @@ struct WorkerView {
   std::uint32_t freeThreads = 1;  // of them, not inside a long turn
   bool overloaded = false;        // its requests wait longer than shed_delay_ms to start
   bool quarantined = false;       // it crashed lately: the last choice
+  bool appHere = false;           // the request's app has short requests in flight on it
 };
 
 struct Placement {
@@ -36,9 +42,15 @@ struct Placement {
   bool allWedged = false;      // none: every worker with room is wedged
   bool overloaded = false;     // the chosen worker has a standing queue (so has every other)
   bool quarantined = false;    // the chosen worker is quarantined (every other was unfit)
+  bool confined = false;       // none: the app is heavy and every worker it may use is unfit
 };
 
+// `heavyLimit`: the workers the request's app may have requests on (0: any number, it is not
+// heavy).
 Placement placeRequest(std::span<const WorkerView> workers, bool stream,
-                       std::size_t workerMaxInflight);
+                       std::size_t workerMaxInflight, std::size_t heavyLimit = 0);
+
+// How many workers a heavy app may use: all but one, at most `share` of them (0-1), at least 1.
+std::size_t heavyWorkerLimit(std::size_t workers, double share);
 
 }  // namespace isolane

@@ -17,7 +17,7 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
       clock_(clock),
       manualSupervision_(supervision == Supervision::kManual),
       admission_(AdmissionOptions{options_.maxInflight, options_.streamMaxInflight,
-                                  options_.maxQueue, options_.queueTimeout}),
+                                  options_.maxQueue, options_.queueTimeout, options_.shedDelay}),
       clientBuffers_(options_.clientBuffers
                          ? options_.clientBuffers
                          : std::make_shared<ByteBudget>(kDefaultClientBufferBytes)),
@@ -151,6 +151,7 @@ void SubprocessBackend::releaseLocked(const Pending& p) {
   bool live = slot.generation == p.generation;
   std::size_t& count = p.stream ? slot.streams : slot.inFlight;
   if (live && count > 0) --count;
+  if (live && !p.stream) countSlotAppLocked(slot, p.app, false);
   if (!p.stream) admission_.countApp(p.app, false);
   capOf(p.stream).give();
 }
@@ -205,6 +206,9 @@ bool SubprocessBackend::candidateLocked(const Slot& slot, const std::string& app
 
 Status SubprocessBackend::start(const std::vector<AppSpec>& apps) {
   apps_ = apps;
+  std::vector<std::string> names;
+  for (const AppSpec& a : apps) names.push_back(a.name);
+  heavy_.setApps(names);
   egress_.setApps(apps);
   if (options_.workerCommand.empty()) return Error{"no worker command configured"};
   std::unique_lock<std::mutex> lock(mu_);
@@ -314,18 +318,28 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
       anyStarting |= s->state == SlotState::kStarting ||
                      (s->state == SlotState::kEmpty && started_ && s->respawnAt <= now);
     }
-    if (id == 0) id = admission_.nextId();
+    bool fresh = id == 0;
+    if (fresh) id = admission_.nextId();
     WaitingRequest waiting{std::move(request), std::move(done), arrived, replayed, id};
-    std::optional<std::string> shed = admission_.waitOrShed(
-        waiting, Unplaced{admitted, wedged, anyReady, anyStarting});
+    WaitOutcome outcome = admission_.waitOrShed(
+        waiting,
+        Unplaced{admitted, wedged, anyReady, anyStarting, pick.confined, fresh, clock_.now()});
     lock.unlock();
     unadmit();  // a queued request holds no room while it waits
-    if (!shed) {
-      if (wedged) decisions_.with({"all-wedged"}).inc();
+    if (outcome.displaced) {
+      rejected_.with({"queue-full"}).inc();
+      outcome.displaced->done(Admission::shed("queue-full"));
+    }
+    if (!outcome.shed) {
+      if (pick.confined) {
+        decisions_.with({"heavy-app-waits"}).inc();
+      } else if (wedged) {
+        decisions_.with({"all-wedged"}).inc();
+      }
       return id;
     }
-    rejected_.with({*shed}).inc();
-    waiting.done(Admission::shed(*shed));
+    rejected_.with({*outcome.shed}).inc();
+    waiting.done(Admission::shed(*outcome.shed));
     return 0;
   }
   decisions_
@@ -340,6 +354,7 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
     ++slot->streams;
   } else {
     ++slot->inFlight;
+    countSlotAppLocked(*slot, request.app, true);
   }
   std::shared_ptr<WorkerProcess> proc = slot->proc;
   Pending pending{
@@ -409,14 +424,17 @@ void SubprocessBackend::drainQueue() {
       }
     }
     std::size_t shortCap = capOf(false).room(), streamCap = capOf(true).room();
-    ready = admission_.takeReady([&](const WaitingRequest& w) -> Admission::Fit {
-      std::string group = groupOf(w.request.app);
-      Room& room = rooms[group];
+    ready = admission_.takeReady([&](const WaitingRequest& w) {
+      Room& room = rooms[groupOf(w.request.app)];
       bool stream = w.request.streaming;
-      std::string key = group + (stream ? "\nstream" : "\nshort");
       if (stream ? room.streamSlots == 0 || streamCap == 0
                  : room.shortRoom == 0 || shortCap == 0) {
-        return {false, key};
+        return false;
+      }
+      // A confined heavy app goes only where it may (placed again, it would wait at once).
+      if (!stream && heavy_.heavy(w.request.app, std::chrono::steady_clock::now()) &&
+          pickLocked(false, w.request.app).confined) {
+        return false;
       }
       if (stream) {
         --streamCap;
@@ -424,7 +442,7 @@ void SubprocessBackend::drainQueue() {
         --room.shortRoom;
         --shortCap;
       }
-      return {true, key};
+      return true;
     });
   }
   for (WaitingRequest& q : ready) {

@@ -22,6 +22,7 @@
 #include "pool/backend.h"
 #include "pool/capped_count.h"
 #include "pool/code_cache_store.h"
+#include "pool/heavy_apps.h"
 #include "pool/crash_budget.h"
 #include "pool/egress.h"
 #include "pool/pool_options.h"
@@ -116,8 +117,11 @@ class SubprocessBackend final : public Backend {
     bool allWedged = false;      // none: every worker with room is wedged
     bool overloaded = false;     // the slot has a standing queue (so has every other)
     bool quarantined = false;    // the slot is in quarantine (every other was unfit)
+    bool confined = false;       // none: the app is heavy and the workers it may use are unfit
   };
   Pick pickLocked(bool stream, const std::string& app);
+  // Short requests of `app` in flight on `slot`, counted up or down.
+  void countSlotAppLocked(Slot& slot, const std::string& app, bool up);
   // Every executor thread of the worker is inside one turn for longer than wedgedTurn.
   bool wedgedLocked(const Slot& slot) const;
   // Asks each wedged worker to give back the requests it has not started (GETs and HEADs without
@@ -159,6 +163,8 @@ class SubprocessBackend final : public Backend {
   // Caps, the wait queue and fair shedding (pool/admission.h), the same as the in-process
   // backend's.
   Admission admission_;
+  // Apps lately in long turns, which the scheduler confines (pool/heavy_apps.h).
+  HeavyApps heavy_;
   // Bytes held for clients, shared with the front (PoolOptions::clientBuffers).
   const std::shared_ptr<ByteBudget> clientBuffers_;
 

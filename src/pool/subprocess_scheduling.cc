@@ -26,6 +26,7 @@ SubprocessBackend::Pick SubprocessBackend::pickLocked(bool stream, const std::st
   auto wedgeAfter = options_.wedgedTurn.count() > 0 ? options_.wedgedTurn : std::chrono::hours(24);
   std::vector<WorkerView> views;
   views.reserve(slots_.size());
+  std::size_t eligible = 0;
   for (auto& s : slots_) {
     WorkerView& v = views.emplace_back();
     v.slot = s->index;
@@ -33,22 +34,45 @@ SubprocessBackend::Pick SubprocessBackend::pickLocked(bool stream, const std::st
     v.inFlight = s->inFlight;
     v.streams = s->streams;
     v.quarantined = s->quarantinedUntil > clockNow;
-    if (!v.eligible || stream || !s->status) continue;
+    eligible += v.eligible;
+    if (!v.eligible || stream) continue;
+    auto here = s->appRequests.find(app);
+    v.appHere = here != s->appRequests.end() && here->second > 0;
+    if (!s->status) continue;
     WorkerLoad load = readWorkerLoad(s->status->page(), now, wedgeAfter);
     if (load.published && load.threads > 0) {
       v.threads = load.threads;
       v.freeThreads = load.threads - std::min(load.wedged, load.threads);
       v.overloaded = options_.shedDelay.count() > 0 && load.standingDelay > options_.shedDelay;
+      // Whose turns they are: the apps in long ones are heavy.
+      if (load.wedged > 0) heavy_.observe(s->status->page(), now, wedgeAfter);
     }
   }
-  Placement placement = placeRequest(views, stream, options_.workerMaxInflight);
+  std::size_t heavyLimit = !stream && options_.wedgedTurn.count() > 0 && heavy_.heavy(app, now)
+                               ? heavyWorkerLimit(eligible, options_.maxWedgedShare)
+                               : 0;
+  // With one worker there is nothing to keep free.
+  if (eligible <= 1) heavyLimit = 0;
+  Placement placement =
+      placeRequest(views, stream, options_.workerMaxInflight, heavyLimit);
   Pick pick;
   if (placement.slot >= 0) pick.slot = slots_[static_cast<std::size_t>(placement.slot)].get();
   pick.avoidedWedged = placement.avoidedWedged;
   pick.allWedged = placement.allWedged;
   pick.overloaded = placement.overloaded;
   pick.quarantined = placement.quarantined;
+  pick.confined = placement.confined;
   return pick;
+}
+
+void SubprocessBackend::countSlotAppLocked(Slot& slot, const std::string& app, bool up) {
+  if (up) {
+    ++slot.appRequests[app];
+    return;
+  }
+  auto it = slot.appRequests.find(app);
+  if (it == slot.appRequests.end()) return;
+  if (--it->second == 0) slot.appRequests.erase(it);
 }
 
 void SubprocessBackend::withdrawFromWedgedLocked(Outbox& outbox) {

@@ -56,6 +56,7 @@ void SubprocessBackend::spawnLocked(Slot& slot) {
   slot.spawnDeadline = now + options_.spawnTimeout;
   slot.appsLoaded = 0;
   slot.inFlight = 0;
+  slot.appRequests.clear();
   slot.killReason.clear();
   slot.loadError.clear();
   spawns_.with({}).inc();
@@ -232,6 +233,8 @@ void SubprocessBackend::onDeath(int index, std::uint64_t generation, const std::
     egress_.forget(egressOwner(index, generation));
     slot.state = SlotState::kEmpty;
     slot.inFlight = 0;
+    slot.appRequests.clear();
+  slot.appRequests.clear();
     slot.streams = 0;
     slot.heartbeatOutstanding = false;
     if (slot.killReason.empty()) slot.killReason = reason;

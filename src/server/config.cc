@@ -201,6 +201,13 @@ Result<ServerConfig> parseConfig(const std::string& text, const std::string& bas
     for (Status& s : checks) {
       if (!s) return Error{s.error()};
     }
+    if (const toml::node* share = pool->get("max_wedged_share")) {
+      std::optional<double> v = share->value<double>();
+      if (!v || !(*v >= 0.0 && *v <= 1.0)) {
+        return Error{where + " max_wedged_share: expected a number from 0 to 1"};
+      }
+      config.pool.maxWedgedShare = *v;
+    }
     config.pool.wedgedTurn = std::chrono::milliseconds(wedgedTurn);
     config.pool.shedDelay = std::chrono::milliseconds(shedDelay);
     config.pool.quarantine = std::chrono::milliseconds(quarantine);
@@ -385,6 +392,15 @@ Status applyEnvironment(ServerConfig& config) {
   config.pool.queueTimeout = std::chrono::milliseconds(queueTimeout);
   config.pool.wedgedTurn = std::chrono::milliseconds(wedgedTurn);
   config.pool.shedDelay = std::chrono::milliseconds(shedDelay);
+  if (const char* share = std::getenv("ISOLANE_MAX_WEDGED_SHARE"); share && *share) {
+    char* end = nullptr;
+    double v = std::strtod(share, &end);
+    if (*end != '\0' || !(v >= 0.0 && v <= 1.0)) {
+      return Error{std::string("ISOLANE_MAX_WEDGED_SHARE=") + share +
+                   ": expected a number from 0 to 1"};
+    }
+    config.pool.maxWedgedShare = v;
+  }
   if (const char* backend = std::getenv("ISOLANE_BACKEND"); backend && *backend) {
     if (std::string(backend) != "subprocess" && std::string(backend) != "inprocess") {
       return Error{std::string("ISOLANE_BACKEND=") + backend +

@@ -10,7 +10,8 @@ std::unique_ptr<Backend> makeInProcessBackend(const ServerConfig& config, LogSin
   InProcessOptions options;
   options.threads = config.executorThreads;
   options.admission = AdmissionOptions{config.pool.maxInflight, config.pool.streamMaxInflight,
-                                       config.pool.maxQueue, config.pool.queueTimeout};
+                                       config.pool.maxQueue, config.pool.queueTimeout,
+                                       config.pool.shedDelay};
   options.wedgedTurn = config.pool.wedgedTurn;
   options.shedDelay = config.pool.shedDelay;
   options.metrics = metrics;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ipc/status_page.h"
 #include "obs/log.h"
 #include "runtime/fatal_errors.h"
 
@@ -28,6 +29,7 @@ EventLoopOptions AppIsolates::optionsFor(const AppSpec& spec) const {
   EventLoopOptions o = loopOptions_;
   if (spec.heapLimitMb) o.limits.heapMb = spec.heapLimitMb;
   if (spec.cpuLimitMs) o.cpuLimit = std::chrono::milliseconds(spec.cpuLimitMs);
+  o.appTag = appTag(spec.name);
   return o;
 }
 

@@ -46,6 +46,7 @@ struct EventLoopOptions {
   std::chrono::milliseconds streamMaxDuration{3'600'000};
   std::size_t maxTimersPerApp = 10'000;
   std::size_t maxHostOpsPerRequest = 1'000;  // fetches and service calls in flight
+  std::uint64_t appTag = 0;  // the app's appTag (ipc/status_page.h), published with its turns
   FetchClientOptions fetch;
 };
 

@@ -26,7 +26,7 @@ void EventLoop::runForegroundTasks() {
   v8::Isolate* isolate = owner_.isolate();
   // V8's own tasks (GC finalization, FinalizationRegistry cleanup, the end of a WebAssembly
   // compile): a FinalizationRegistry callback is app code, so the watchdog bounds them like a turn.
-  watchdog_.arm(options_.cpuLimit, owner_);
+  watchdog_.arm(options_.cpuLimit, owner_, options_.appTag);
   owner_.runForegroundTasks();
   bool tasksTerminated = watchdog_.disarm() || isolate->IsExecutionTerminating();
   // The promise reactions the tasks released (the code after `await WebAssembly.compile(...)`)
@@ -124,7 +124,7 @@ void EventLoop::startSegment(std::uint64_t owner) {
   reaction_.running = true;
   reaction_.request = owner;
   reaction_.cpuStart = threadCpuTime();
-  watchdog_.arm(budget, owner_);
+  watchdog_.arm(budget, owner_, options_.appTag);
 }
 
 void EventLoop::endSegment() {

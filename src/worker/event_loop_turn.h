@@ -27,7 +27,7 @@ void EventLoop::turn(App& app, std::uint64_t requestId, Body&& body) {
   app.state.currentRequest = requestId;
   std::chrono::nanoseconds cpuStart = threadCpuTime();
   turnCpuStart_ = cpuStart;
-  watchdog_.arm(budget, owner_);
+  watchdog_.arm(budget, owner_, options_.appTag);
   bool terminated;
   {
     JsScope js(owner_, app.web.context);

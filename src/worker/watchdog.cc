@@ -25,8 +25,9 @@ std::chrono::nanoseconds Watchdog::cpuNow() const {
   return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
 }
 
-void Watchdog::arm(std::chrono::nanoseconds cpuBudget, IsolateOwner& isolate) {
+void Watchdog::arm(std::chrono::nanoseconds cpuBudget, IsolateOwner& isolate, std::uint64_t app) {
   bool wake;
+  status_.turnApp.store(app, std::memory_order_relaxed);
   status_.turnSinceNs.store(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                 std::chrono::steady_clock::now().time_since_epoch())
                                 .count(),

@@ -37,8 +37,9 @@ class Watchdog {
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
 
-  // Starts a turn in `isolate` that may use `cpuBudget` of CPU time before it is terminated.
-  void arm(std::chrono::nanoseconds cpuBudget, IsolateOwner& isolate);
+  // Starts a turn in `isolate` that may use `cpuBudget` of CPU time before it is terminated;
+  // `app` (an appTag, 0 for none) is published as whose turn it is.
+  void arm(std::chrono::nanoseconds cpuBudget, IsolateOwner& isolate, std::uint64_t app = 0);
   // Ends the turn; no termination reaches its isolate after this returns. True when the
   // watchdog terminated it; the caller must then CancelTerminateExecution (a termination
   // requested just after the JavaScript returned would otherwise hit the next turn).
