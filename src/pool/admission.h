@@ -58,6 +58,12 @@ struct WaitingRequest {
   std::uint64_t id = 0;   // its cancel handle, kept when it leaves the queue
 };
 
+// A request that may be sent twice: nothing of it changes state by the Fetch and HTTP standards
+// reckoning (GET, HEAD), and it has no body to send again.
+inline bool isReplayable(const AppRequest& r) {
+  return (r.method == "GET" || r.method == "HEAD") && !r.bodyStream && r.body.empty();
+}
+
 // Why no worker took a request now, as its backend saw it.
 struct Unplaced {
   bool admitted = false;     // it holds room under its cap (false: the cap is full)

@@ -6,13 +6,30 @@
 #include "obs/log.h"
 #include "pool/body_forwarder.h"
 #include "pool/capped_count.h"
+#include "pool/heavy_apps.h"
 #include "pool/scheduler.h"
 #include "runtime/engine_key.h"
 
 namespace isolane {
 
 struct InProcessBackend::Shared {
-  explicit Shared(AdmissionOptions options) : admission(options) {}
+  Shared(AdmissionOptions options, std::size_t threads) : admission(options), threadApps(threads) {}
+
+  // Short requests of `app` on executor thread `thread`, counted up or down.
+  void countThreadApp(std::size_t thread, const std::string& app, bool up) {
+    std::lock_guard<std::mutex> lock(appsMu);
+    auto& apps = threadApps[thread];
+    if (up) {
+      ++apps[app];
+      return;
+    }
+    auto it = apps.find(app);
+    if (it != apps.end() && --it->second == 0) apps.erase(it);
+  }
+  bool appOn(std::size_t thread, const std::string& app) {
+    std::lock_guard<std::mutex> lock(appsMu);
+    return threadApps[thread].count(app) != 0;
+  }
 
   // Room came free or a request waits: the admission thread looks again.
   void wake() {
@@ -24,6 +41,16 @@ struct InProcessBackend::Shared {
   }
 
   Admission admission;
+  HeavyApps heavy;  // apps lately in long turns: confined to all threads but one
+  std::mutex appsMu;  // guards threadApps, replayable
+  std::vector<std::unordered_map<std::string, std::size_t>> threadApps;
+  // GETs and HEADs without a body on an executor thread, by id, and the thread: one on a
+  // wedged thread is withdrawn (if it has not started) and placed again.
+  struct Replayable {
+    std::size_t thread;
+    bool withdrawing = false;
+  };
+  std::unordered_map<std::uint64_t, Replayable> replayable;
   std::mutex mu;  // guards kicked, stopping
   std::condition_variable cv;
   bool kicked = false;
@@ -41,12 +68,16 @@ class PipeSink final : public StreamSink {
   enum class Held { kNone, kShort, kStream };
 
   PipeSink(std::weak_ptr<ExecutorSet> executor, std::uint64_t key,
-           std::shared_ptr<InProcessBackend::Shared> shared, std::string app, Held held)
+           std::shared_ptr<InProcessBackend::Shared> shared, std::string app, Held held,
+           std::size_t thread)
       : executor_(std::move(executor)),
         key_(key),
         shared_(std::move(shared)),
         app_(std::move(app)),
-        held_(held) {}
+        thread_(thread),
+        held_(held) {
+    if (held_ == Held::kShort) shared_->countThreadApp(thread_, app_, true);
+  }
   ~PipeSink() override { release(); }
 
   // Executor thread: the head says the body streams. A short request moves to the stream cap;
@@ -55,6 +86,7 @@ class PipeSink final : public StreamSink {
     if (held_ != Held::kShort) return held_ == Held::kStream;
     if (!shared_->admission.toStream()) return false;
     shared_->admission.countApp(app_, false);
+    shared_->countThreadApp(thread_, app_, false);
     held_ = Held::kStream;
     return true;
   }
@@ -62,7 +94,10 @@ class PipeSink final : public StreamSink {
   void release() {
     if (held_ == Held::kNone) return;
     Admission& a = shared_->admission;
-    if (held_ == Held::kShort) a.countApp(app_, false);
+    if (held_ == Held::kShort) {
+      a.countApp(app_, false);
+      shared_->countThreadApp(thread_, app_, false);
+    }
     a.cap(held_ == Held::kStream).give();
     held_ = Held::kNone;
     if (a.waiting() > 0) shared_->wake();
@@ -92,6 +127,7 @@ class PipeSink final : public StreamSink {
   const std::uint64_t key_;
   const std::shared_ptr<InProcessBackend::Shared> shared_;
   const std::string app_;
+  const std::size_t thread_;  // the executor thread it runs on
   Held held_;  // executor thread only, once submitted
   std::shared_ptr<BodyPipe> pipe_;
 };
@@ -103,7 +139,7 @@ InProcessBackend::InProcessBackend(const InProcessOptions& options, LogSink& log
       page_(std::make_unique<StatusPage>()),
       executors_(std::make_shared<ExecutorSet>(options.threads, options.executor, log,
                                                SystemClock::instance(), page_.get())),
-      shared_(std::make_shared<Shared>(options.admission)),
+      shared_(std::make_shared<Shared>(options.admission, executors_->size())),
       codeCache_(options.codeCacheDir) {
   if (options_.metrics) {
     rejected_ = &options_.metrics->counter("isolane_admission_rejected_total",
@@ -119,6 +155,9 @@ InProcessBackend::InProcessBackend(const InProcessOptions& options, LogSink& log
 InProcessBackend::~InProcessBackend() { stop(); }
 
 Status InProcessBackend::start(const std::vector<AppSpec>& apps) {
+  std::vector<std::string> names;
+  for (const AppSpec& app : apps) names.push_back(app.name);
+  shared_->heavy.setApps(names);
   for (AppSpec app : apps) {
     codeCache_.offer(app, engineKey());
     AppLoadReport report;
@@ -166,11 +205,24 @@ std::uint64_t InProcessBackend::place(WaitingRequest w, bool fresh) {
         view.freeThreads = load.threads - std::min(load.wedged, load.threads);
         view.overloaded =
             options_.shedDelay.count() > 0 && load.standingDelay > options_.shedDelay;
+        if (load.wedged > 0) {
+          shared_->heavy.observe(*page_, std::chrono::steady_clock::now(), options_.wedgedTurn);
+          shared_->wake();  // what waits behind the long turn may be moved (tick)
+        }
       }
     }
     // No cap per worker here: the global one is it.
     placement = placeRequest(std::span<const WorkerView>(&view, 1), stream,
                              options_.admission.maxInflight + 1);
+    if (placement.slot >= 0 && !stream) {
+      placement.slot = static_cast<int>(executors_->pick(w.request.app));
+      // A heavy app gets the threads one by one, as the subprocess pool's workers.
+      if (auto confined = heavyThread(w.request.app)) {
+        bool overloaded = placement.overloaded;
+        placement = *confined;
+        placement.overloaded = overloaded && placement.slot >= 0;
+      }
+    }
   }
   if (admitted && placement.slot >= 0 && placement.overloaded &&
       admission.overFairShare(w.request.app)) {
@@ -182,7 +234,8 @@ std::uint64_t InProcessBackend::place(WaitingRequest w, bool fresh) {
     if (admitted) admission.cap(stream).give();  // a waiting request holds no room
     std::uint64_t id = w.id;
     WaitOutcome outcome = admission.waitOrShed(
-        w, Unplaced{admitted, placement.allWedged, true, false, false, fresh, options_.clock->now()});
+        w, Unplaced{admitted, placement.allWedged, true, false, placement.confined, fresh,
+                    options_.clock->now()});
     if (outcome.displaced) shed(*outcome.displaced, "queue-full", Admission::shed("queue-full"));
     if (outcome.shed) {
       shed(w, *outcome.shed, Admission::shed(*outcome.shed));
@@ -192,8 +245,31 @@ std::uint64_t InProcessBackend::place(WaitingRequest w, bool fresh) {
     return id;
   }
   std::uint64_t id = w.id;
-  run(std::move(w));
+  run(std::move(w), stream ? SIZE_MAX : static_cast<std::size_t>(placement.slot));
   return id;
+}
+
+std::optional<Placement> InProcessBackend::heavyThread(const std::string& app) {
+  std::size_t threads = executors_->size();
+  auto now = std::chrono::steady_clock::now();
+  if (threads < 2 || options_.wedgedTurn.count() == 0 || !shared_->heavy.heavy(app, now)) {
+    return std::nullopt;
+  }
+  std::vector<WorkerView> views(threads);
+  std::int64_t nowNs =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
+  for (std::size_t i = 0; i < threads; ++i) {
+    WorkerView& v = views[i];
+    v.slot = static_cast<int>(i);
+    v.eligible = true;
+    v.inFlight = executors_->pending(i);
+    std::int64_t since = page_->thread[i].turnSinceNs.load(std::memory_order_relaxed);
+    v.freeThreads = since > 0 && nowNs - since > std::chrono::nanoseconds(options_.wedgedTurn).count()
+                        ? 0
+                        : 1;
+    v.appHere = shared_->appOn(i, app);
+  }
+  return placeRequest(views, false, SIZE_MAX, heavyWorkerLimit(threads, options_.maxWedgedShare));
 }
 
 void InProcessBackend::shed(WaitingRequest& w, const std::string& reason, AppResponse answer) {
@@ -202,16 +278,40 @@ void InProcessBackend::shed(WaitingRequest& w, const std::string& reason, AppRes
 }
 
 // `w` holds its place under its cap.
-void InProcessBackend::run(WaitingRequest w) {
+void InProcessBackend::run(WaitingRequest w, std::size_t thread) {
   std::uint64_t key = w.id;
   bool stream = w.request.streaming;
+  if (thread >= executors_->size()) thread = executors_->pick(w.request.app);
+  // A GET or HEAD without a body may be given back unstarted by a wedged thread (tick) and
+  // placed again; its copy is kept until it is answered.
+  std::shared_ptr<WaitingRequest> replay;
+  if (!stream && !w.replayed && isReplayable(w.request)) {
+    replay = std::make_shared<WaitingRequest>(WaitingRequest{w.request, {}, w.arrived, true, key});
+    std::lock_guard<std::mutex> lock(shared_->appsMu);
+    shared_->replayable[key] = Shared::Replayable{thread};
+  }
   if (!stream) shared_->admission.countApp(w.request.app, true);
   auto sink = std::make_shared<PipeSink>(executors_, key, shared_, w.request.app,
-                                         stream ? PipeSink::Held::kStream : PipeSink::Held::kShort);
+                                         stream ? PipeSink::Held::kStream : PipeSink::Held::kShort,
+                                         thread);
   std::weak_ptr<ExecutorSet> executor = executors_;
   std::size_t streamCap = options_.admission.streamMaxInflight;
   RequestJob job{std::move(w.request),
-                 [done = std::move(w.done), sink, executor, key, streamCap](AppResponse r) {
+                 [this, done = std::move(w.done), sink, executor, key, streamCap,
+                  replay](AppResponse r) mutable {
+                   if (replay) {
+                     {
+                       std::lock_guard<std::mutex> lock(shared_->appsMu);
+                       shared_->replayable.erase(key);
+                     }
+                     if (r.failure == FailureKind::kWithdrawn) {
+                       // Given back unstarted: placed again, holding nothing meanwhile.
+                       sink->release();
+                       replay->done = std::move(done);
+                       place(std::move(*replay), /*fresh=*/false);
+                       return;
+                     }
+                   }
                    if (r.streamed && !sink->holdStream()) {
                      // Refused before anything reached the client: 503, and the app's stream
                      // is cancelled.
@@ -232,7 +332,7 @@ void InProcessBackend::run(WaitingRequest w) {
     job.bodyStreamed = true;
     job.bodyConsumed = [body](std::size_t bytes) { body->acknowledge(bytes); };
   }
-  if (!executors_->submit(job)) {
+  if (!executors_->submitTo(thread, job)) {
     if (rejected_) rejected_->with({"queue-full"}).inc();
     job.done(AppResponse::shed("queue-full", "the executor queue is full"));
     return;
@@ -244,7 +344,41 @@ void InProcessBackend::run(WaitingRequest w) {
     });
 }
 
+void InProcessBackend::withdrawFromWedged() {
+  if (options_.wedgedTurn.count() == 0 || executors_->size() < 2) return;
+  std::int64_t nowNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::steady_clock::now().time_since_epoch())
+                           .count();
+  std::vector<bool> wedged(executors_->size());
+  bool any = false;
+  for (std::size_t i = 0; i < wedged.size(); ++i) {
+    std::int64_t since = page_->thread[i].turnSinceNs.load(std::memory_order_relaxed);
+    wedged[i] = since > 0 && nowNs - since > std::chrono::nanoseconds(options_.wedgedTurn).count();
+    any |= wedged[i];
+  }
+  if (!any || std::find(wedged.begin(), wedged.end(), false) == wedged.end()) return;
+  std::vector<std::uint64_t> ids;
+  {
+    std::lock_guard<std::mutex> lock(shared_->appsMu);
+    for (auto& [id, r] : shared_->replayable) {
+      if (!wedged[r.thread] || r.withdrawing) continue;
+      r.withdrawing = true;
+      ids.push_back(id);
+    }
+  }
+  // Answered WITHDRAWN if it has not started (then placed again by run's callback); one that
+  // has goes on.
+  for (std::uint64_t id : ids) executors_->withdraw(id);
+}
+
+bool InProcessBackend::anyWedged() const {
+  if (options_.wedgedTurn.count() == 0) return false;
+  WorkerLoad load = readWorkerLoad(*page_, std::chrono::steady_clock::now(), options_.wedgedTurn);
+  return load.wedged > 0;
+}
+
 void InProcessBackend::tick() {
+  withdrawFromWedged();
   Admission& admission = shared_->admission;
   for (WaitingRequest& w : admission.expire(options_.clock->now())) {
     shed(w, "queue-timeout", admission.queueTimeout());
@@ -262,6 +396,10 @@ void InProcessBackend::tick() {
   std::vector<WaitingRequest> ready = admission.takeReady([&](const WaitingRequest& w) {
     std::size_t& room = w.request.streaming ? streamRoom : shortRoom;
     if (room == 0) return false;
+    // A confined heavy app goes only where it may (placed again, it would wait at once).
+    if (!w.request.streaming) {
+      if (auto confined = heavyThread(w.request.app); confined && confined->slot < 0) return false;
+    }
     --room;
     return true;
   });
@@ -276,7 +414,7 @@ void InProcessBackend::admissionLoop() {
       std::chrono::milliseconds(50));
   std::unique_lock<std::mutex> lock(shared_->mu);
   while (!shared_->stopping) {
-    if (shared_->admission.waiting() > 0) {
+    if (shared_->admission.waiting() > 0 || anyWedged()) {
       shared_->cv.wait_for(lock, period, [&] { return shared_->kicked || shared_->stopping; });
     } else {
       shared_->cv.wait(lock, [&] { return shared_->kicked || shared_->stopping; });

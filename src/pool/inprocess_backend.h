@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,6 +25,7 @@
 #include "pool/admission.h"
 #include "pool/backend.h"
 #include "pool/code_cache_store.h"
+#include "pool/scheduler.h"
 #include "util/clock.h"
 #include "worker/executor_set.h"
 
@@ -37,6 +39,7 @@ struct InProcessOptions {
   // PoolOptions::wedgedTurn and PoolOptions::shedDelay: read from the threads' status page.
   std::chrono::milliseconds wedgedTurn{50};
   std::chrono::milliseconds shedDelay{50};
+  double maxWedgedShare = 1.0;  // PoolOptions::maxWedgedShare, over the executor threads
   ExecutorOptions executor;
   // Where the apps' code caches are kept (pool/code_cache_store.h); empty: none are.
   std::string codeCacheDir;
@@ -58,8 +61,10 @@ class InProcessBackend final : public Backend {
   std::size_t inFlight() const override;
   bool ready() const override { return true; }
 
-  // What the admission thread does when it wakes: answers the requests that waited past the
-  // queue timeout, then places the waiting ones there is room for. Public for tests that drive
+  // What the admission thread does when it wakes (every few milliseconds while a request waits
+  // or a thread is inside a long turn): moves what waits behind a long turn, answers the
+  // requests that waited past the queue timeout, then places the waiting ones there is room
+  // for. Public for tests that drive
   // the clock.
   void tick();
   std::size_t waiting() const;
@@ -71,9 +76,17 @@ class InProcessBackend final : public Backend {
   // Places `w` on an executor, or queues it, or sheds it. Returns its handle (0: answered).
   // `fresh`: it arrives now (false: it waited, and is placed again).
   std::uint64_t place(WaitingRequest w, bool fresh);
-  void run(WaitingRequest w);
+  // On executor thread `thread` (SIZE_MAX: the executor set picks).
+  void run(WaitingRequest w, std::size_t thread);
+  // Where a short request of `app` goes when the app is heavy and there are two threads or more
+  // (confined to all threads but one, pool/scheduler.h); nullopt when it is not confined.
+  std::optional<Placement> heavyThread(const std::string& app);
   void shed(WaitingRequest& w, const std::string& reason, AppResponse answer);
   void admissionLoop();
+  // Asks each thread inside a long turn (when another is not) to give back the GETs and HEADs
+  // it has not started, to place them again.
+  void withdrawFromWedged();
+  bool anyWedged() const;
 
   const InProcessOptions options_;
   Family<Counter>* rejected_ = nullptr;

@@ -96,12 +96,6 @@ struct SubprocessBackend::Pending {
   ByteCharge bodyCharge = {};
 };
 
-// A request that may be sent twice: nothing of it changes state by the Fetch and HTTP standards
-// reckoning (GET, HEAD), and it has no body to send again.
-inline bool isReplayable(const AppRequest& r) {
-  return (r.method == "GET" || r.method == "HEAD") && !r.bodyStream && r.body.empty();
-}
-
 inline std::string slotName(int i) { return std::to_string(i); }
 
 }  // namespace isolane

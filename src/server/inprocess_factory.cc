@@ -14,6 +14,7 @@ std::unique_ptr<Backend> makeInProcessBackend(const ServerConfig& config, LogSin
                                        config.pool.shedDelay};
   options.wedgedTurn = config.pool.wedgedTurn;
   options.shedDelay = config.pool.shedDelay;
+  options.maxWedgedShare = config.pool.maxWedgedShare;
   options.metrics = metrics;
   options.executor.queueCapacity = config.queueCapacity;
   options.executor.loop.limits.heapMb = config.heapLimitMb;

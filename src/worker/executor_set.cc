@@ -83,8 +83,13 @@ std::size_t ExecutorSet::pick(const std::string& app) const {
   return best;
 }
 
-bool ExecutorSet::submit(RequestJob& job) {
+bool ExecutorSet::submit(RequestJob& job, std::size_t* thread) {
   std::size_t i = pick(job.request.app);
+  if (thread) *thread = i;
+  return submitTo(i, job);
+}
+
+bool ExecutorSet::submitTo(std::size_t i, RequestJob& job) {
   std::uint64_t key = job.cancelKey;
   if (key == 0) return executors_[i]->submit(job);
   routes_.lock()->insert_or_assign(key, i);

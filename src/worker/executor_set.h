@@ -36,8 +36,11 @@ class ExecutorSet {
   // that one's); the others make theirs when the router first sends them its work.
   Status loadApp(const AppSpec& spec, AppLoadReport* report = nullptr);
 
-  // False when the chosen thread's queue is full or it is stopping (`job` untouched).
-  bool submit(RequestJob& job);
+  // False when the chosen thread's queue is full or it is stopping (`job` untouched). `thread`:
+  // where it went.
+  bool submit(RequestJob& job, std::size_t* thread = nullptr);
+  // The same, on the thread the caller chose (< size()).
+  bool submitTo(std::size_t thread, RequestJob& job);
   void cancel(std::uint64_t key);
   void withdraw(std::uint64_t key);
   void credit(std::uint64_t key, std::size_t bytes);
@@ -47,6 +50,7 @@ class ExecutorSet {
 
   std::size_t size() const { return executors_.size(); }
   std::size_t pending() const;
+  std::size_t pending(std::size_t thread) const { return executors_[thread]->pending(); }
   Executor::Stats stats() const;  // summed over the threads
 
   // Which thread a request for `app` would go to now.
