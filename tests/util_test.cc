@@ -26,6 +26,22 @@ TEST(BoundedQueue, FullRefusesAndLeavesTheItem) {
   EXPECT_TRUE(q.tryPush(c));
 }
 
+TEST(BoundedQueue, TakeLeastTakesTheLeastScoreInItsWindowTheOldestOnATie) {
+  BoundedQueue<std::string> q(8);
+  for (std::string s : {"b2", "a1", "c1", "a0"}) ASSERT_TRUE(q.tryPush(s));
+  auto score = [](const std::string& s) { return s[1] - '0'; };
+  std::string out;
+  ASSERT_TRUE(q.takeLeast(score, 3, out));
+  EXPECT_EQ(out, "a1") << "a0 is outside the window; a1 is older than c1";
+  ASSERT_TRUE(q.takeLeast(score, 8, out));
+  EXPECT_EQ(out, "a0");
+  ASSERT_TRUE(q.takeLeast(score, 1, out));
+  EXPECT_EQ(out, "b2") << "a window of one is the oldest";
+  ASSERT_TRUE(q.takeLeast(score, 8, out));
+  EXPECT_EQ(out, "c1");
+  EXPECT_FALSE(q.takeLeast(score, 8, out));
+}
+
 TEST(BoundedQueue, ClosedRefusesEverything) {
   BoundedQueue<int> q(10);
   q.close();

@@ -3,10 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "pool/code_cache_store.h"
 #include "worker/executor.h"
@@ -407,6 +409,26 @@ TEST_F(ExecutorTest, TimersRunInOrder) {
   AppResponse r = call("timers", "/");
   ASSERT_EQ(r.failure, FailureKind::kNone) << r.failureDetail;
   EXPECT_EQ(r.body, "i1,i2,i3,a,b,micro");
+}
+
+TEST_F(ExecutorTest, AppsTakeTurnsInTheQueueSoABurstOfLongTurnsDoesNotGoFirst) {
+  ASSERT_TRUE(load("spin", "spin.js"));
+  ASSERT_TRUE(load("hello", "hello.js"));
+  std::atomic<int> answered{0};
+  std::vector<std::future<int>> order;
+  auto submit = [&](const std::string& app, const std::string& url) {
+    auto promise = std::make_shared<std::promise<int>>();
+    order.push_back(promise->get_future());
+    RequestJob job{AppRequest{app, "r", "GET", url, {}, ""},
+                   [promise, &answered](AppResponse) { promise->set_value(answered++); }};
+    ASSERT_TRUE(executor_->submit(job));
+  };
+  for (int i = 0; i < 4; ++i) submit("spin", "http://x/?ms=100");
+  submit("hello", "http://x/");
+  std::vector<int> at;
+  for (auto& f : order) at.push_back(f.get());
+  // FIFO would answer hello fifth, after 400 ms of the other app's turns.
+  EXPECT_LE(at[4], 1) << "hello waited behind the other app's burst";
 }
 
 TEST_F(ExecutorTest, ConcurrentTimerRequestsInterleave) {

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <deque>
+#include <iterator>
 #include <utility>
 
 #include "util/guarded.h"
@@ -52,6 +53,29 @@ class BoundedQueue {
       }
     }
     return false;
+  }
+
+  // Safe from any thread. Moves into `out` the item with the least `score` among the oldest
+  // `window` (the oldest of those on a tie); false when the queue is empty.
+  template <typename Score>
+  bool takeLeast(Score score, std::size_t window, T& out) {
+    auto q = items_.lock();
+    if (q->items.empty()) return false;
+    auto best = q->items.begin();
+    if (q->items.size() > 1) {
+      auto bestScore = score(*best);
+      std::size_t seen = 1;
+      for (auto it = std::next(best); it != q->items.end() && seen < window; ++it, ++seen) {
+        auto s = score(*it);
+        if (s < bestScore) {
+          best = it;
+          bestScore = s;
+        }
+      }
+    }
+    out = std::move(*best);
+    q->items.erase(best);
+    return true;
   }
 
   // Safe from any thread. Moves every queued item into `out` (appended), oldest first.

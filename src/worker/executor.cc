@@ -152,6 +152,9 @@ void Executor::run() {
                         : std::make_unique<FetchClient>(doorbell_, options_.loop.fetch));
   AppIsolates isolates(options_.loop, options_.isolates, clock_, log_, doorbell_, watchdog, fetch);
   DelayMonitor delays(status_);
+  // When each app last started a request (a sequence number), for its turn in the queue.
+  std::unordered_map<std::string, std::uint64_t> lastStarted;
+  std::uint64_t startSeq = 0;
   std::deque<RequestJob> jobs;
   std::deque<LoadCommand> commands;
   std::uint64_t hostedVersion = ~std::uint64_t{0};
@@ -195,9 +198,18 @@ void Executor::run() {
     }
     // One at a time, each just before it starts: what waits behind a long turn stays in the
     // queue, where withdraw() can take it back from another thread. At most what was there when
-    // the pass began: arrivals wait for the next pass, after this one's timers and I/O.
+    // the pass began: arrivals wait for the next pass, after this one's timers and I/O (the
+    // window never reaches past them). Apps take turns: the next to start is the oldest request
+    // of the app that started one least lately (among the oldest kFairWindow), so one app's
+    // burst of long first turns does not start before every other app's request.
     RequestJob job;
-    for (std::size_t n = requests_.size(); n > 0 && requests_.tryPop(job); --n) {
+    auto leastLately = [&](const RequestJob& j) {
+      auto it = lastStarted.find(j.request.app);
+      return it == lastStarted.end() ? 0 : it->second;
+    };
+    for (std::size_t n = requests_.size();
+         n > 0 && requests_.takeLeast(leastLately, std::min(kFairWindow, n), job); --n) {
+      lastStarted[job.request.app] = ++startSeq;
       // Counted out when answered, on this thread: the submitter's callback is moved, not
       // copied, once per request.
       job.done = [this, done = std::move(job.done)](AppResponse r) {

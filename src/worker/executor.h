@@ -42,6 +42,8 @@ struct ExecutorOptions {
 
 class Executor {
  public:
+  // How far into its queue a thread looks for the request of the app whose turn it is.
+  static constexpr std::size_t kFairWindow = 64;
   Executor(const ExecutorOptions& options, LogSink& log,
            const Clock& clock = SystemClock::instance());
   ~Executor();  // stop()s
