@@ -207,12 +207,18 @@ TEST(AppIsolation, TheIsolateCapDisposesIdleOnesAndRefusesWhenAllAreBusy) {
     EXPECT_EQ(call(executor, app, "/?ms=0").body, "done") << app;
     EXPECT_LE(executor.stats().isolates, 2u);
   }
+  // Three apps at once, two isolates: whichever starts last finds both busy and is refused
+  // (apps take turns in the queue, so which one that is depends on what started lately).
   auto a = send(executor, "a", "/?ms=500");
   auto b = send(executor, "b", "/?ms=500");
-  AppResponse c = call(executor, "c", "/?ms=0");
-  EXPECT_EQ(c.failure, FailureKind::kOverloaded) << c.failureDetail;
-  EXPECT_EQ(a.get().body, "done");
-  EXPECT_EQ(b.get().body, "done");
+  AppResponse c = call(executor, "c", "/?ms=500");
+  int refused = 0, done = 0;
+  for (const AppResponse& r : {a.get(), b.get(), c}) {
+    refused += r.failure == FailureKind::kOverloaded;
+    done += r.body == "done";
+  }
+  EXPECT_EQ(refused, 1);
+  EXPECT_EQ(done, 2);
   EXPECT_EQ(call(executor, "c", "/?ms=0").body, "done");
 }
 
