@@ -325,6 +325,40 @@ TEST(ExecutorSetRouting, AnotherAppsRequestsGoAroundAThreadInALongTurn) {
   EXPECT_EQ(set.stats().isolates, 3u);  // spin on one thread, hello on both
 }
 
+TEST(ExecutorSetRouting, WithOneThreadTheReserveTakesOtherAppsWhileItIsInALongTurn) {
+  SaidLog log("spinning");
+  ExecutorSet set(1, baseOptions(), log, SystemClock::instance(), nullptr, /*reserve=*/true);
+  EXPECT_EQ(set.size(), 1u);
+  EXPECT_TRUE(set.hasReserve());
+  AppSpec spinner{"spin", kApps + "spin.js", {}};
+  spinner.cpuLimitMs = 5000;
+  ASSERT_TRUE(set.loadApp(spinner));
+  ASSERT_TRUE(set.loadApp(AppSpec{"hello", kApps + "hello.js", {}}));
+  ASSERT_TRUE(eventually([&] { return set.pick("hello") == 0; })) << "idle: the regular thread";
+  auto promise = std::make_shared<std::promise<AppResponse>>();
+  auto spun = promise->get_future();
+  RequestJob job{AppRequest{"spin", "s", "GET", "http://test.local/?ms=2000&say", {}, ""},
+                 [promise](AppResponse r) { promise->set_value(std::move(r)); }, 1};
+  ASSERT_TRUE(set.submit(job));
+  ASSERT_TRUE(eventually([&] { return log.said(); })) << "the spin never started";
+  ASSERT_TRUE(eventually([&] { return set.pick("hello") == 1; })) << "the reserve";
+  EXPECT_EQ(set.pick("spin"), 0u) << "the app in the long turn waits behind itself";
+  for (int i = 0; i < 5; ++i) {
+    auto p = std::make_shared<std::promise<AppResponse>>();
+    auto f = p->get_future();
+    RequestJob hello{AppRequest{"hello", "h", "GET", "http://test.local/", {}, ""},
+                     [p](AppResponse r) { p->set_value(std::move(r)); },
+                     static_cast<std::uint64_t>(100 + i)};
+    ASSERT_TRUE(set.submit(hello));
+    ASSERT_EQ(f.wait_for(20s), std::future_status::ready);
+    EXPECT_EQ(f.get().body, "hello /");
+    EXPECT_NE(spun.wait_for(0s), std::future_status::ready)
+        << "hello " << i << " waited for the spin";
+  }
+  EXPECT_EQ(spun.wait_for(20s), std::future_status::ready);
+  EXPECT_EQ(spun.get().failure, FailureKind::kNone);
+}
+
 TEST(ExecutorSetRouting, ControlsReachTheThreadRunningTheRequest) {
   NullLog log;
   ExecutorSet set(3, baseOptions(), log);

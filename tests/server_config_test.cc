@@ -146,11 +146,13 @@ TEST(Config, ResilienceSettings) {
   EXPECT_EQ(defaults.pool.shedDelay.count(), 50);
   EXPECT_EQ(defaults.pool.quarantine.count(), 5000);
   EXPECT_EQ(defaults.pool.maxWedgedShare, 1.0);
+  EXPECT_TRUE(defaults.pool.reserveThread);
   auto c = parseConfig(R"(
 [pool]
 wedged_turn_ms = 0
 shed_delay_ms = 80
 max_wedged_share = 0.5
+reserve_thread = false
 quarantine_ms = 2000
 crash_budget = 3
 crash_window_ms = 10000
@@ -165,6 +167,7 @@ module = "a.js"
   EXPECT_EQ(c->pool.wedgedTurn.count(), 0);
   EXPECT_EQ(c->pool.shedDelay.count(), 80);
   EXPECT_EQ(c->pool.maxWedgedShare, 0.5);
+  EXPECT_FALSE(c->pool.reserveThread);
   EXPECT_EQ(c->pool.quarantine.count(), 2000);
   EXPECT_EQ(c->pool.crashBudget.maxCrashes, 3);
   EXPECT_EQ(c->pool.crashBudget.window.count(), 10000);
@@ -192,6 +195,12 @@ module = "a.js"
   setenv("ISOLANE_MAX_WEDGED_SHARE", "x", 1);
   EXPECT_FALSE(applyEnvironment(w));
   unsetenv("ISOLANE_MAX_WEDGED_SHARE");
+  setenv("ISOLANE_RESERVE_THREAD", "0", 1);
+  ASSERT_TRUE(applyEnvironment(w));
+  EXPECT_FALSE(w.pool.reserveThread);
+  setenv("ISOLANE_RESERVE_THREAD", "maybe", 1);
+  EXPECT_FALSE(applyEnvironment(w));
+  unsetenv("ISOLANE_RESERVE_THREAD");
 }
 
 TEST(Config, StreamingSettings) {

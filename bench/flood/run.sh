@@ -7,7 +7,8 @@
 # first on the idle server, then while 8 clients loop on `wedge` (from 3 s before until the
 # end). Rows: 2 apps (wedge + good) and 16 apps (wedge + 15), each with the defaults and with
 # wedge-aware scheduling off (ISOLANE_WEDGED_TURN_MS=0, which also turns off the detection of
-# heavy apps), the state before fair share.
+# heavy apps), the state before fair share; then 2 apps on one worker of one thread, with the
+# reserve thread (the default there) and without it.
 # Pass: every well-behaved request answered 200; the worst app's p99 under max(2 x its idle p99,
 # 50 ms); no worker SIGKILLed, no respawn; the flood still runs (its 500s).
 #
@@ -125,3 +126,5 @@ run_variant "2 apps, defaults" good
 run_variant "2 apps, wedge-aware scheduling off" good ISOLANE_WEDGED_TURN_MS=0
 run_variant "16 apps, defaults" "$fifteen"
 run_variant "16 apps, wedge-aware scheduling off" "$fifteen" ISOLANE_WEDGED_TURN_MS=0
+run_variant "2 apps, one worker of one thread (a reserve thread)" good ISOLANE_POOL_SIZE=1
+run_variant "2 apps, one worker of one thread, no reserve" good ISOLANE_POOL_SIZE=1 ISOLANE_RESERVE_THREAD=0

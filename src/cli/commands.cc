@@ -154,6 +154,7 @@ int runCommandLine(const std::vector<std::string>& args, const EngineCommands* e
   workerCmd->add_option("--max-frame-bytes", worker.maxFrameBytes);
   workerCmd->add_option("--threads", worker.threads)->check(CLI::Range(1, 64));
   workerCmd->add_option("--sandbox", worker.sandbox);
+  workerCmd->add_option("--reserve-thread", worker.reserveThread);
   workerCmd->add_option("--probe-sandbox", worker.probeSandbox);
   workerCmd->add_option("--max-isolates", worker.maxIsolates)->check(CLI::Range(1, 4096));
   workerCmd->add_option("--isolate-idle-ms", worker.isolateIdleMs)

@@ -26,6 +26,7 @@ struct WorkerArgs {
   long long cpuMs = 2'000, timeoutMs = 60'000, heapMb = 128, queueCapacity = 4096;
   long long threads = 1, maxIsolates = 64, isolateIdleMs = 300'000;
   bool sandbox = true;
+  bool reserveThread = false;  // one more executor thread (worker/executor_set.h)
   bool probeSandbox = false;  // probe the sandbox from inside and exit (isolane sandbox-check)
   long long streamIdleMs = 60'000, streamMaxMs = 3'600'000;
   std::size_t maxFrameBytes = 0;

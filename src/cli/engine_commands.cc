@@ -152,6 +152,7 @@ int worker(const WorkerArgs& args) {
   options.executor.loop.streamMaxDuration = std::chrono::milliseconds(args.streamMaxMs);
   options.executor.loop.limits.heapMb = static_cast<std::size_t>(args.heapMb);
   options.threads = static_cast<std::size_t>(args.threads);
+  options.reserveThread = args.reserveThread;
   options.executor.isolates.maxIsolates =
       perThreadIsolateCap(static_cast<std::size_t>(args.maxIsolates), options.threads);
   options.executor.isolates.idleTimeout = std::chrono::milliseconds(args.isolateIdleMs);

@@ -26,6 +26,8 @@ WorkerLoad readWorkerLoad(const StatusPage& page, std::chrono::steady_clock::tim
   if (page.magic.load(std::memory_order_acquire) != StatusPage::kMagic) return load;
   load.published = true;
   load.threads = std::min(page.threads.load(std::memory_order_relaxed), StatusPage::kMaxThreads);
+  std::uint32_t reserve = std::min(page.reserve.load(std::memory_order_relaxed), load.threads);
+  std::uint32_t regular = std::max<std::uint32_t>(load.threads - reserve, 1);
   std::int64_t nowNs =
       std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
   for (std::uint32_t i = 0; i < load.threads; ++i) {
@@ -48,7 +50,7 @@ WorkerLoad readWorkerLoad(const StatusPage& page, std::chrono::steady_clock::tim
     }
     auto ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::nanoseconds(delay));
-    load.standingDelay = i == 0 ? ms : std::min(load.standingDelay, ms);
+    if (i < regular) load.standingDelay = i == 0 ? ms : std::min(load.standingDelay, ms);
   }
   return load;
 }

@@ -26,7 +26,10 @@ namespace isolane {
 struct ThreadStatus {
   std::atomic<std::int64_t> passSinceNs{0};  // woke for the pass it is in; 0 while parked
   std::atomic<std::int64_t> turnSinceNs{0};  // entered the synchronous turn it is in
-  std::atomic<std::uint64_t> turnApp{0};     // appTag() of the app whose turn it is (0: none)
+  std::atomic<std::uint64_t> turnApp{0};  // appTag() of the app of its last turn (0: none yet)
+  // The last turn that lasted longer than kLongTurnMark (wall time): its app, and when it ended.
+  std::atomic<std::uint64_t> longTurnApp{0};
+  std::atomic<std::int64_t> longTurnEndNs{0};
   std::atomic<std::uint64_t> pending{0};     // requests submitted to it, not answered
   std::atomic<std::uint64_t> cpuNs{0};       // CPU time its turns have used in all
   // The least time a request waited before its first turn, over the last whole interval of
@@ -38,6 +41,8 @@ struct ThreadStatus {
 // CoDel's interval: a queue is standing when no request of a whole interval got through faster
 // than the target.
 inline constexpr std::chrono::milliseconds kDelayInterval{100};
+// A turn longer than this is recorded as long when it ends (ThreadStatus::longTurnApp).
+inline constexpr std::chrono::milliseconds kLongTurnMark{20};
 static_assert(std::atomic<std::int64_t>::is_always_lock_free);
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
 
@@ -46,6 +51,10 @@ struct StatusPage {
   static constexpr std::uint32_t kMaxThreads = 64;     // `isolane worker --threads` at most
   std::atomic<std::uint32_t> magic{0};
   std::atomic<std::uint32_t> threads{0};
+  // Of them, the last `reserve` are reserve threads (worker/executor_set.h): free for other
+  // apps while the others are in long turns, they count as threads but not in the standing
+  // delay (an idle reserve would hide every standing queue).
+  std::atomic<std::uint32_t> reserve{0};
   ThreadStatus thread[kMaxThreads];
 };
 

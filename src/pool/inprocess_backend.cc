@@ -138,8 +138,10 @@ InProcessBackend::InProcessBackend(const InProcessOptions& options, LogSink& log
     : options_(options),
       page_(std::make_unique<StatusPage>()),
       executors_(std::make_shared<ExecutorSet>(options.threads, options.executor, log,
-                                               SystemClock::instance(), page_.get())),
-      shared_(std::make_shared<Shared>(options.admission, executors_->size())),
+                                               SystemClock::instance(), page_.get(),
+                                               options.reserveThread)),
+      shared_(std::make_shared<Shared>(options.admission,
+                                       executors_->size() + (executors_->hasReserve() ? 1 : 0))),
       codeCache_(options.codeCacheDir) {
   if (options_.metrics) {
     rejected_ = &options_.metrics->counter("isolane_admission_rejected_total",
@@ -281,7 +283,9 @@ void InProcessBackend::shed(WaitingRequest& w, const std::string& reason, AppRes
 void InProcessBackend::run(WaitingRequest w, std::size_t thread) {
   std::uint64_t key = w.id;
   bool stream = w.request.streaming;
-  if (thread >= executors_->size()) thread = executors_->pick(w.request.app);
+  if (thread > executors_->size() || (thread == executors_->size() && !executors_->hasReserve())) {
+    thread = executors_->pick(w.request.app);
+  }
   // A GET or HEAD without a body may be given back unstarted by a wedged thread (tick) and
   // placed again; its copy is kept until it is answered.
   std::shared_ptr<WaitingRequest> replay;

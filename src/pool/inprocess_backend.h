@@ -40,6 +40,7 @@ struct InProcessOptions {
   std::chrono::milliseconds wedgedTurn{50};
   std::chrono::milliseconds shedDelay{50};
   double maxWedgedShare = 1.0;  // PoolOptions::maxWedgedShare, over the executor threads
+  bool reserveThread = false;   // PoolOptions::reserveThread (worker/executor_set.h)
   ExecutorOptions executor;
   // Where the apps' code caches are kept (pool/code_cache_store.h); empty: none are.
   std::string codeCacheDir;

@@ -55,6 +55,11 @@ struct PoolOptions {
   // never hold every thread while another app waits; the rest of its requests wait in its own
   // queue, shed as "app-overloaded" once that queue stands longer than shedDelay. 0-1.
   double maxWedgedShare = 1.0;
+  // With one executor thread in the whole pool (size 1, executor_threads 1; or the in-process
+  // backend with one thread), nothing can be kept free of a heavy app: a reserve thread is
+  // started beside it, which takes a request only when the other is inside a long turn of
+  // another app (the OS time-slices the two). false: none.
+  bool reserveThread = true;
   // Admission by delay (CoDel's measure): when the requests of every worker have waited longer
   // than this before their first turn, over a whole 100 ms interval (a standing queue, not a
   // burst), new short requests are shed with 503 and `x-isolane-shed: overloaded`, those of the

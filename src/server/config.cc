@@ -183,6 +183,7 @@ Result<ServerConfig> parseConfig(const std::string& text, const std::string& bas
     std::int64_t crashCooldown = config.pool.crashBudget.cooldown.count();
     if (auto backend = (*pool)["backend"].value<std::string>()) config.backend = *backend;
     config.pool.sandbox = (*pool)["sandbox"].value_or(config.pool.sandbox);
+    config.pool.reserveThread = (*pool)["reserve_thread"].value_or(config.pool.reserveThread);
     Status checks[] = {
         readInt(*pool, "size", config.pool.size, 1, 16, where),
         readInt(*pool, "max_inflight", config.pool.maxInflight, 1, 4096, where),
@@ -392,6 +393,13 @@ Status applyEnvironment(ServerConfig& config) {
   config.pool.queueTimeout = std::chrono::milliseconds(queueTimeout);
   config.pool.wedgedTurn = std::chrono::milliseconds(wedgedTurn);
   config.pool.shedDelay = std::chrono::milliseconds(shedDelay);
+  if (const char* reserve = std::getenv("ISOLANE_RESERVE_THREAD"); reserve && *reserve) {
+    std::string v = reserve;
+    if (v != "0" && v != "1" && v != "true" && v != "false") {
+      return Error{"ISOLANE_RESERVE_THREAD=" + v + ": expected 0, 1, true or false"};
+    }
+    config.pool.reserveThread = v == "1" || v == "true";
+  }
   if (const char* share = std::getenv("ISOLANE_MAX_WEDGED_SHARE"); share && *share) {
     char* end = nullptr;
     double v = std::strtod(share, &end);

@@ -15,6 +15,7 @@ std::unique_ptr<Backend> makeInProcessBackend(const ServerConfig& config, LogSin
   options.wedgedTurn = config.pool.wedgedTurn;
   options.shedDelay = config.pool.shedDelay;
   options.maxWedgedShare = config.pool.maxWedgedShare;
+  options.reserveThread = config.pool.reserveThread && config.executorThreads == 1;
   options.metrics = metrics;
   options.executor.queueCapacity = config.queueCapacity;
   options.executor.loop.limits.heapMb = config.heapLimitMb;

@@ -52,6 +52,11 @@ std::unique_ptr<Backend> makeSubprocessBackend(const ServerConfig& config,
       std::to_string(config.isolateIdleTimeout.count()),
       "--sandbox",
       config.pool.sandbox ? "true" : "false",
+      // One thread in the whole pool: a reserve keeps one app's long turns from holding up the
+      // others (see PoolOptions::reserveThread).
+      "--reserve-thread",
+      config.pool.reserveThread && config.pool.size == 1 && config.executorThreads == 1 ? "true"
+                                                                                        : "false",
   };
   // Workers are the engine in node; a configured worker binary (tests: a fake worker, or the
   // `isolane` executable, whose `worker` command starts the engine) is run as BINARY worker ....

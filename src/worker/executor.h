@@ -86,6 +86,8 @@ class Executor {
 
   // Safe from any thread: requests submitted and not yet answered.
   std::size_t pending() const { return status_.pending.load(std::memory_order_relaxed); }
+  // The appTag of the app of the thread's last (or current) turn (0: none yet).
+  std::uint64_t turnApp() const { return status_.turnApp.load(std::memory_order_relaxed); }
 
   // Figures for heartbeats and metrics. Safe from any thread; refreshed by the executor thread
   // every few hundred milliseconds while it works.
@@ -109,6 +111,15 @@ class Executor {
   // pause, or nullopt while it waits for work.
   std::optional<std::chrono::steady_clock::time_point> busySince() const {
     return since(status_.passSinceNs);
+  }
+  // The app of its last turn longer than kLongTurnMark, and when that turn ended.
+  std::pair<std::uint64_t, std::optional<std::chrono::steady_clock::time_point>> lastLongTurn()
+      const {
+    return {status_.longTurnApp.load(std::memory_order_relaxed), since(status_.longTurnEndNs)};
+  }
+  // When the synchronous turn it is in began; nullopt between turns.
+  std::optional<std::chrono::steady_clock::time_point> turnSince() const {
+    return since(status_.turnSinceNs);
   }
 
  private:

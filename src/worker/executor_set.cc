@@ -26,9 +26,11 @@ class ExecutorSet::RoutedSink final : public StreamSink {
 };
 
 ExecutorSet::ExecutorSet(std::size_t threads, const ExecutorOptions& options, LogSink& log,
-                         const Clock& clock, StatusPage* page) {
+                         const Clock& clock, StatusPage* page, bool reserve) {
   if (threads == 0) threads = 1;
-  if (page) threads = std::min<std::size_t>(threads, StatusPage::kMaxThreads);
+  if (page) threads = std::min<std::size_t>(threads, StatusPage::kMaxThreads - (reserve ? 1 : 0));
+  regular_ = threads;
+  if (reserve) ++threads;
   for (std::size_t i = 0; i < threads; ++i) {
     ExecutorOptions o = options;
     if (page) o.status = &page->thread[i];
@@ -36,6 +38,7 @@ ExecutorSet::ExecutorSet(std::size_t threads, const ExecutorOptions& options, Lo
   }
   if (page) {
     page->threads.store(static_cast<std::uint32_t>(threads), std::memory_order_relaxed);
+    page->reserve.store(reserve ? 1 : 0, std::memory_order_relaxed);
     page->magic.store(StatusPage::kMagic, std::memory_order_release);
   }
 }
@@ -61,7 +64,7 @@ std::size_t ExecutorSet::pick(const std::string& app) const {
   auto now = std::chrono::steady_clock::now();
   std::size_t best = 0;
   std::size_t bestScore = SIZE_MAX;
-  for (std::size_t i = 0; i < executors_.size(); ++i) {
+  for (std::size_t i = 0; i < regular_; ++i) {
     const Executor& e = *executors_[i];
     // Each request it has waits for its turns before a new one starts: the heaviest weight.
     std::size_t score = 4 * e.pending();
@@ -80,7 +83,41 @@ std::size_t ExecutorSet::pick(const std::string& app) const {
       bestScore = score;
     }
   }
+  if (hasReserve() && reserveTakes(app, now)) return regular_;
   return best;
+}
+
+bool ExecutorSet::reserveTakes(const std::string& app,
+                               std::chrono::steady_clock::time_point now) const {
+  std::lock_guard<std::mutex> lock(longTurnsMu_);
+  auto heavy = [&](std::uint64_t tag) {
+    auto it = longTurns_.find(tag);
+    return tag != 0 && it != longTurns_.end() && now - it->second < kHeavyMemory;
+  };
+  // The apps inside a long turn now, or whose last turn was long, are heavy (not merely the
+  // last app of a long pass).
+  for (std::size_t i = 0; i < regular_; ++i) {
+    auto turn = executors_[i]->turnSince();
+    if (turn && now - *turn > kLongTurn) {
+      if (std::uint64_t t = executors_[i]->turnApp()) longTurns_[t] = now;
+    }
+    auto [app, ended] = executors_[i]->lastLongTurn();
+    if (app != 0 && ended) {
+      auto& seen = longTurns_[app];
+      seen = std::max(seen, *ended);
+    }
+  }
+  if (heavy(appTag(app))) return false;  // it waits behind itself
+  // Every thread is held: working for long, or inside a turn of a heavy app (however short
+  // so far: it will be long).
+  for (std::size_t i = 0; i < regular_; ++i) {
+    const Executor& e = *executors_[i];
+    auto busy = e.busySince();
+    bool held = (busy && now - *busy > kLongTurn) || (e.turnSince() && heavy(e.turnApp()));
+    if (!held) return false;
+  }
+  auto busy = executors_[regular_]->busySince();
+  return !(busy && now - *busy > kLongTurn);  // and the reserve is not
 }
 
 bool ExecutorSet::submit(RequestJob& job, std::size_t* thread) {
@@ -90,6 +127,7 @@ bool ExecutorSet::submit(RequestJob& job, std::size_t* thread) {
 }
 
 bool ExecutorSet::submitTo(std::size_t i, RequestJob& job) {
+  if (i >= executors_.size()) i = 0;
   std::uint64_t key = job.cancelKey;
   if (key == 0) return executors_[i]->submit(job);
   routes_.lock()->insert_or_assign(key, i);

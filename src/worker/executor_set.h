@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -26,8 +27,13 @@ class ExecutorSet {
   static constexpr std::chrono::milliseconds kLongTurn{20};
 
   // `page`: where the threads publish what they do, for the master (a worker's status page).
+  // `reserve`: one more thread, which takes a request only when every other thread is inside a
+  // long turn of another app than the request's (the pool has one thread: one app's long turns
+  // must not hold up the others; the OS time-slices the two). It publishes on the page after
+  // the others.
   ExecutorSet(std::size_t threads, const ExecutorOptions& options, LogSink& log,
-              const Clock& clock = SystemClock::instance(), StatusPage* page = nullptr);
+              const Clock& clock = SystemClock::instance(), StatusPage* page = nullptr,
+              bool reserve = false);
   ~ExecutorSet();
   ExecutorSet(const ExecutorSet&) = delete;
   ExecutorSet& operator=(const ExecutorSet&) = delete;
@@ -48,7 +54,10 @@ class ExecutorSet {
   void toolAnswer(std::uint64_t key, std::uint64_t call, bool ok, std::string text);
   void stop();
 
-  std::size_t size() const { return executors_.size(); }
+  // The threads requests are spread over (the reserve not counted); thread indexes go up to
+  // size(), which is the reserve's when there is one.
+  std::size_t size() const { return regular_; }
+  bool hasReserve() const { return executors_.size() > regular_; }
   std::size_t pending() const;
   std::size_t pending(std::size_t thread) const { return executors_[thread]->pending(); }
   Executor::Stats stats() const;  // summed over the threads
@@ -58,6 +67,8 @@ class ExecutorSet {
 
  private:
   class RoutedSink;
+  // With a reserve: whether it takes a request of `app` now (pick's last word).
+  bool reserveTakes(const std::string& app, std::chrono::steady_clock::time_point now) const;
   Executor* routeOf(std::uint64_t key);
   void forget(std::uint64_t key);
 
@@ -65,6 +76,12 @@ class ExecutorSet {
   // first: the executors' last answers (on stop) still forget their routes.
   Guarded<std::unordered_map<std::uint64_t, std::size_t>> routes_;
   std::vector<std::unique_ptr<Executor>> executors_;
+  std::size_t regular_ = 0;  // executors_ before the reserve
+  // The apps seen in a long turn while every thread was (by appTag), and when: the reserve
+  // takes none of them for kHeavyMemory. Bounded by the apps the worker runs.
+  static constexpr std::chrono::seconds kHeavyMemory{5};
+  mutable std::mutex longTurnsMu_;
+  mutable std::unordered_map<std::uint64_t, std::chrono::steady_clock::time_point> longTurns_;
 };
 
 }  // namespace isolane

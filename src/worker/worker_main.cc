@@ -192,7 +192,8 @@ int runWorkerProcess(const WorkerProcessOptions& options) {
   WireEgressHub egress(out, max);
   ExecutorOptions executorOptions = options.executor;
   executorOptions.egress = [&egress](Doorbell& wake) { return egress.channel(wake); };
-  ExecutorSet executor(options.threads, executorOptions, console, SystemClock::instance(), page);
+  ExecutorSet executor(options.threads, executorOptions, console, SystemClock::instance(), page,
+                       options.reserveThread);
   FrameReader reader(max);
   std::string buffer(std::size_t{64} * 1024, '\0');
   for (;;) {

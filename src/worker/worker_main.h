@@ -16,6 +16,7 @@ struct WorkerProcessOptions {
   int statusFd = -1;  // the status page the master passed (ipc/status_page.h); -1: none
   std::size_t maxFrameBytes = 0;
   std::size_t threads = 1;  // executor threads
+  bool reserveThread = false;  // and a reserve one (worker/executor_set.h)
   bool sandbox = true;      // enter the worker sandbox (worker/sandbox.h) before anything else
   // Instead of serving: probe the sandbox from inside (worker/sandbox_probe.h), one JSON line per
   // probe on stdout, and exit 0 when every probe held, 1 otherwise.

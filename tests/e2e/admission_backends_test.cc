@@ -31,6 +31,9 @@ class AdmissionTest : public ::testing::TestWithParam<std::string> {
     config.backend = GetParam();
     config.pool.size = 1;
     config.executorThreads = 1;
+    // One thread with nothing beside it: what admission does alone (the reserve thread a pool of
+    // one thread gets by default is tested in fair_share_test).
+    config.pool.reserveThread = false;
     server_ = std::make_unique<Server>(std::move(config));
     Status s = server_->start();
     ASSERT_TRUE(s) << s.error();
