@@ -10,6 +10,7 @@
 
 #include <chrono>
 
+#include "pool/heavy_apps.h"
 #include "worker/delay_monitor.h"
 
 namespace isolane {
@@ -133,6 +134,44 @@ TEST(StatusPage, AWorkerHasTheStandingDelayOfItsLeastDelayedThread) {
   page.thread[1].standingDelayAtNs = ns(now);
   page.magic.store(StatusPage::kMagic);
   EXPECT_EQ(readWorkerLoad(page, now, 50ms).standingDelay, 20ms);
+}
+
+TEST(StatusPage, TheAppsOfWedgedThreadsAreHeavyForAWhileAsFarAsTheWorkerRunsThem) {
+  StatusPage page;
+  page.threads = 3;
+  page.magic = StatusPage::kMagic;
+  Time now = std::chrono::steady_clock::now();
+  page.thread[0].turnSinceNs = ns(now - 200ms);
+  page.thread[0].turnApp = appTag("flood");
+  page.thread[1].turnSinceNs = ns(now - 200ms);
+  page.thread[1].turnApp = appTag("elsewhere");  // an app of another group's workers
+  page.thread[2].turnSinceNs = ns(now - 10ms);     // a short turn
+  page.thread[2].turnApp = appTag("quick");
+  HeavyApps heavy;
+  heavy.setApps({"flood", "elsewhere", "quick"});
+  heavy.observe(page, now, 50ms, [](const std::string& app) { return app != "elsewhere"; });
+  EXPECT_TRUE(heavy.heavy("flood", now));
+  EXPECT_FALSE(heavy.heavy("elsewhere", now)) << "a worker names only the apps it runs";
+  EXPECT_FALSE(heavy.heavy("quick", now));
+  EXPECT_TRUE(heavy.heavy("flood", now + HeavyApps::kMemory - 1ms));
+  EXPECT_FALSE(heavy.heavy("flood", now + HeavyApps::kMemory)) << "it is forgotten";
+  EXPECT_NE(appTag("a"), appTag("b"));
+  EXPECT_NE(appTag(""), 0u);
+}
+
+TEST(StatusPage, AnIdleReserveThreadDoesNotHideAStandingQueue) {
+  StatusPage page;
+  page.threads = 2;
+  page.reserve = 1;
+  page.magic = StatusPage::kMagic;
+  Time now = std::chrono::steady_clock::now();
+  page.thread[0].standingDelayNs = ns(Time{} + 300ms);
+  page.thread[0].standingDelayAtNs = ns(now);
+  EXPECT_EQ(readWorkerLoad(page, now, 50ms).standingDelay, 300ms);
+  page.reserve = 0;
+  EXPECT_EQ(readWorkerLoad(page, now, 50ms).standingDelay, 0ms);
+  page.reserve = 99;  // clamped: one thread at least counts
+  EXPECT_EQ(readWorkerLoad(page, now, 50ms).standingDelay, 300ms);
 }
 
 }  // namespace

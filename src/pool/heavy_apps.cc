@@ -8,7 +8,8 @@ void HeavyApps::setApps(const std::vector<std::string>& apps) {
   for (const std::string& app : apps) byTag_.emplace(appTag(app), app);
 }
 
-void HeavyApps::observe(const StatusPage& page, Time now, std::chrono::milliseconds wedgeAfter) {
+void HeavyApps::observe(const StatusPage& page, Time now, std::chrono::milliseconds wedgeAfter,
+                        const std::function<bool(const std::string&)>& serves) {
   if (wedgeAfter.count() <= 0) return;
   std::uint64_t tags[StatusPage::kMaxThreads];
   std::size_t n = wedgedAppTags(page, now, wedgeAfter, tags);
@@ -16,7 +17,7 @@ void HeavyApps::observe(const StatusPage& page, Time now, std::chrono::milliseco
   std::lock_guard<std::mutex> lock(mu_);
   for (std::size_t i = 0; i < n; ++i) {
     auto it = byTag_.find(tags[i]);
-    if (it != byTag_.end()) lastSeen_[it->second] = now;
+    if (it != byTag_.end() && serves(it->second)) lastSeen_[it->second] = now;
   }
 }
 

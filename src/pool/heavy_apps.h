@@ -7,12 +7,14 @@
 // long requests is still heavy between its turns.
 //
 // Nothing read from a page is trusted beyond this: a worker that lies can only make the apps it
-// runs look heavy (or not), which moves where their requests go and nothing else.
+// runs look heavy (or not), which moves where their requests go and nothing else; an app it
+// does not run is never taken from its page.
 //
 // Thread rule: every method is safe from any thread.
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -29,8 +31,11 @@ class HeavyApps {
 
   // The apps it may name (a tag on a page that names none of them is ignored).
   void setApps(const std::vector<std::string>& apps);
-  // Reads the page at `now`: the apps of its wedged threads are heavy from now.
-  void observe(const StatusPage& page, Time now, std::chrono::milliseconds wedgeAfter);
+  // Reads the page at `now`: the apps of its wedged threads are heavy from now, those of them
+  // `serves` says the page's worker runs (a worker names only its own apps: one compromised
+  // cannot make an app of another group's workers look heavy).
+  void observe(const StatusPage& page, Time now, std::chrono::milliseconds wedgeAfter,
+               const std::function<bool(const std::string&)>& serves);
   bool heavy(const std::string& app, Time now) const;
 
  private:

@@ -208,7 +208,8 @@ std::uint64_t InProcessBackend::place(WaitingRequest w, bool fresh) {
         view.overloaded =
             options_.shedDelay.count() > 0 && load.standingDelay > options_.shedDelay;
         if (load.wedged > 0) {
-          shared_->heavy.observe(*page_, std::chrono::steady_clock::now(), options_.wedgedTurn);
+          shared_->heavy.observe(*page_, std::chrono::steady_clock::now(), options_.wedgedTurn,
+                                 [](const std::string&) { return true; });
           shared_->wake();  // what waits behind the long turn may be moved (tick)
         }
       }

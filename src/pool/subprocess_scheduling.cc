@@ -45,7 +45,10 @@ SubprocessBackend::Pick SubprocessBackend::pickLocked(bool stream, const std::st
       v.freeThreads = load.threads - std::min(load.wedged, load.threads);
       v.overloaded = options_.shedDelay.count() > 0 && load.standingDelay > options_.shedDelay;
       // Whose turns they are: the apps in long ones are heavy.
-      if (load.wedged > 0) heavy_.observe(s->status->page(), now, wedgeAfter);
+      if (load.wedged > 0) {
+        heavy_.observe(s->status->page(), now, wedgeAfter,
+                       [&](const std::string& a) { return servesLocked(*s, a); });
+      }
     }
   }
   std::size_t heavyLimit = !stream && options_.wedgedTurn.count() > 0 && heavy_.heavy(app, now)
