@@ -28,8 +28,7 @@ WorkerLoad readWorkerLoad(const StatusPage& page, std::chrono::steady_clock::tim
   load.threads = std::min(page.threads.load(std::memory_order_relaxed), StatusPage::kMaxThreads);
   std::uint32_t reserve = std::min(page.reserve.load(std::memory_order_relaxed), load.threads);
   std::uint32_t regular = std::max<std::uint32_t>(load.threads - reserve, 1);
-  std::int64_t nowNs =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
+  std::int64_t nowNs = steadyNs(now);
   for (std::uint32_t i = 0; i < load.threads; ++i) {
     const ThreadStatus& t = page.thread[i];
     std::int64_t since = t.turnSinceNs.load(std::memory_order_relaxed);
@@ -37,7 +36,7 @@ WorkerLoad readWorkerLoad(const StatusPage& page, std::chrono::steady_clock::tim
     std::int64_t turnNs = since > 0 ? std::max<std::int64_t>(0, nowNs - since) : 0;
     auto turn =
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::nanoseconds(turnNs));
-    if (since > 0 && turn > wedgeAfter) ++load.wedged;
+    if (inLongTurn(t, nowNs, wedgeAfter)) ++load.wedged;
     load.longestTurn = std::max(load.longestTurn, turn);
     // Clamped so that a sum over 64 threads cannot overflow.
     load.pending += std::min<std::uint64_t>(t.pending.load(std::memory_order_relaxed), 1u << 24);
@@ -70,14 +69,11 @@ std::size_t wedgedAppTags(const StatusPage& page, std::chrono::steady_clock::tim
   if (page.magic.load(std::memory_order_acquire) != StatusPage::kMagic) return 0;
   std::uint32_t threads =
       std::min(page.threads.load(std::memory_order_relaxed), StatusPage::kMaxThreads);
-  std::int64_t nowNs =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
-  std::int64_t afterNs = std::chrono::nanoseconds(wedgeAfter).count();
+  std::int64_t nowNs = steadyNs(now);
   std::size_t n = 0;
   for (std::uint32_t i = 0; i < threads; ++i) {
     const ThreadStatus& t = page.thread[i];
-    std::int64_t since = t.turnSinceNs.load(std::memory_order_relaxed);
-    if (since <= 0 || nowNs - since <= afterNs) continue;
+    if (!inLongTurn(t, nowNs, wedgeAfter)) continue;
     std::uint64_t tag = t.turnApp.load(std::memory_order_relaxed);
     if (tag != 0) out[n++] = tag;
   }

@@ -58,6 +58,17 @@ struct StatusPage {
   ThreadStatus thread[kMaxThreads];
 };
 
+// Whether a thread is inside one turn for longer than `wedgeAfter` at `nowNs` (steady-clock
+// nanoseconds). A turn that began in the future (a lying or racing worker) is not.
+inline bool inLongTurn(const ThreadStatus& t, std::int64_t nowNs,
+                       std::chrono::milliseconds wedgeAfter) {
+  std::int64_t since = t.turnSinceNs.load(std::memory_order_relaxed);
+  return since > 0 && nowNs - since > std::chrono::nanoseconds(wedgeAfter).count();
+}
+inline std::int64_t steadyNs(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
 // What the master makes of a page at `now`, every figure clamped.
 struct WorkerLoad {
   bool published = false;     // the worker has written the page (its executors run)

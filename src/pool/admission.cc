@@ -15,28 +15,14 @@ bool Admission::toStream() {
 
 void Admission::countApp(const std::string& app, bool up) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (up) {
-    ++appInFlight_[app];
-    return;
-  }
-  auto it = appInFlight_.find(app);
-  if (it == appInFlight_.end()) return;
-  if (--it->second == 0) appInFlight_.erase(it);
+  inFlight_.count(app, up);
 }
 
 bool Admission::overFairShare(const std::string& app) const {
+  // Equal shares among the apps with requests in flight. (When nothing at all is in flight the
+  // queue the figures speak of has drained.)
   std::lock_guard<std::mutex> lock(mu_);
-  // Equal shares among the apps with requests in flight.
-  std::size_t total = 0, apps = 0, mine = 0;
-  for (const auto& [name, n] : appInFlight_) {
-    if (n == 0) continue;
-    total += n;
-    ++apps;
-    if (name == app) mine = n;
-  }
-  // An app with nothing in flight is under any share (and when nothing at all is in flight the
-  // queue the figures speak of has drained).
-  return mine > 0 && mine * apps >= total;
+  return inFlight_.atLeastEqualShare(app);
 }
 
 WaitOutcome Admission::waitOrShed(WaitingRequest& w, const Unplaced& why) {
@@ -202,9 +188,9 @@ AppResponse Admission::queueTimeout() const {
                                                 " ms in the queue");
 }
 
-AppResponse Admission::overloaded(std::chrono::milliseconds shedDelay) {
+AppResponse Admission::overloaded() const {
   return AppResponse::shed("overloaded", "shed: every worker has a standing queue over " +
-                                             std::to_string(shedDelay.count()) +
+                                             std::to_string(options_.shedDelay.count()) +
                                              " ms (shed_delay_ms)");
 }
 

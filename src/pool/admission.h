@@ -36,6 +36,7 @@
 
 #include "ipc/http_exchange.h"
 #include "obs/metrics.h"
+#include "pool/app_counts.h"
 #include "pool/capped_count.h"
 #include "util/clock.h"
 
@@ -123,7 +124,7 @@ class Admission {
   // The answers to a request shed for `reason`, or waited out.
   static AppResponse shed(const std::string& reason);
   AppResponse queueTimeout() const;
-  static AppResponse overloaded(std::chrono::milliseconds shedDelay);
+  AppResponse overloaded() const;
 
  private:
   const AdmissionOptions options_;
@@ -132,7 +133,7 @@ class Admission {
   mutable std::mutex mu_;  // guards the members below
   std::unordered_map<std::string, std::deque<WaitingRequest>> queues_;  // by app, oldest first
   std::deque<std::string> turn_;  // the apps with requests waiting, in the order they are served
-  std::unordered_map<std::string, std::size_t> appInFlight_;
+  AppCounts inFlight_;  // short requests sent to a worker and not finished
   std::size_t waitingCount_ = 0;          // requests in queues_
   std::atomic<std::size_t> waiting_{0};  // waitingCount_, for reading without mu_
   std::atomic<std::uint64_t> nextId_{1};

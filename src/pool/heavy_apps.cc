@@ -17,7 +17,7 @@ void HeavyApps::observe(const StatusPage& page, Time now, std::chrono::milliseco
   std::lock_guard<std::mutex> lock(mu_);
   for (std::size_t i = 0; i < n; ++i) {
     auto it = byTag_.find(tags[i]);
-    if (it != byTag_.end() && serves(it->second)) lastSeen_[it->second] = now;
+    if (it != byTag_.end() && (!serves || serves(it->second))) lastSeen_[it->second] = now;
   }
 }
 

@@ -33,9 +33,10 @@ class HeavyApps {
   void setApps(const std::vector<std::string>& apps);
   // Reads the page at `now`: the apps of its wedged threads are heavy from now, those of them
   // `serves` says the page's worker runs (a worker names only its own apps: one compromised
-  // cannot make an app of another group's workers look heavy).
+  // cannot make an app of another group's workers look heavy); none: the page's threads run
+  // every app (in process).
   void observe(const StatusPage& page, Time now, std::chrono::milliseconds wedgeAfter,
-               const std::function<bool(const std::string&)>& serves);
+               const std::function<bool(const std::string&)>& serves = {});
   bool heavy(const std::string& app, Time now) const;
 
  private:

@@ -1,9 +1,11 @@
 #include "pool/inprocess_backend.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "ipc/body_pipe.h"
 #include "obs/log.h"
+#include "pool/app_counts.h"
 #include "pool/body_forwarder.h"
 #include "pool/capped_count.h"
 #include "pool/heavy_apps.h"
@@ -18,17 +20,11 @@ struct InProcessBackend::Shared {
   // Short requests of `app` on executor thread `thread`, counted up or down.
   void countThreadApp(std::size_t thread, const std::string& app, bool up) {
     std::lock_guard<std::mutex> lock(appsMu);
-    auto& apps = threadApps[thread];
-    if (up) {
-      ++apps[app];
-      return;
-    }
-    auto it = apps.find(app);
-    if (it != apps.end() && --it->second == 0) apps.erase(it);
+    threadApps[thread].count(app, up);
   }
   bool appOn(std::size_t thread, const std::string& app) {
     std::lock_guard<std::mutex> lock(appsMu);
-    return threadApps[thread].count(app) != 0;
+    return threadApps[thread].has(app);
   }
 
   // Room came free or a request waits: the admission thread looks again.
@@ -43,7 +39,7 @@ struct InProcessBackend::Shared {
   Admission admission;
   HeavyApps heavy;  // apps lately in long turns: confined to all threads but one
   std::mutex appsMu;  // guards threadApps, replayable
-  std::vector<std::unordered_map<std::string, std::size_t>> threadApps;
+  std::vector<AppCounts> threadApps;
   // GETs and HEADs without a body on an executor thread, by id, and the thread: one on a
   // wedged thread is withdrawn (if it has not started) and placed again.
   struct Replayable {
@@ -51,10 +47,10 @@ struct InProcessBackend::Shared {
     bool withdrawing = false;
   };
   std::unordered_map<std::uint64_t, Replayable> replayable;
-  std::mutex mu;  // guards kicked, stopping
+  std::mutex mu;  // guards kicked; stopping is written under it
   std::condition_variable cv;
   bool kicked = false;
-  bool stopping = false;
+  std::atomic<bool> stopping{false};  // read without mu on every submit
 };
 
 namespace {
@@ -177,12 +173,9 @@ std::size_t InProcessBackend::waiting() const { return shared_->admission.waitin
 
 // A handle is the request's cancel key: the same id while it waits and while it runs.
 std::uint64_t InProcessBackend::submit(AppRequest request, std::function<void(AppResponse)> done) {
-  {
-    std::lock_guard<std::mutex> lock(shared_->mu);
-    if (shared_->stopping) {
-      done(AppResponse::failed(FailureKind::kShuttingDown, "the backend is shutting down"));
-      return 0;
-    }
+  if (shared_->stopping) {
+    done(AppResponse::failed(FailureKind::kShuttingDown, "the backend is shutting down"));
+    return 0;
   }
   std::uint64_t id = shared_->admission.nextId();
   return place(WaitingRequest{std::move(request), std::move(done), options_.clock->now(), false, id},
@@ -206,10 +199,10 @@ std::uint64_t InProcessBackend::place(WaitingRequest w, bool fresh) {
         view.threads = load.threads;
         view.freeThreads = load.threads - std::min(load.wedged, load.threads);
         view.overloaded =
-            options_.shedDelay.count() > 0 && load.standingDelay > options_.shedDelay;
+            options_.admission.shedDelay.count() > 0 &&
+            load.standingDelay > options_.admission.shedDelay;
         if (load.wedged > 0) {
-          shared_->heavy.observe(*page_, std::chrono::steady_clock::now(), options_.wedgedTurn,
-                                 [](const std::string&) { return true; });
+          shared_->heavy.observe(*page_, std::chrono::steady_clock::now(), options_.wedgedTurn);
           shared_->wake();  // what waits behind the long turn may be moved (tick)
         }
       }
@@ -217,8 +210,10 @@ std::uint64_t InProcessBackend::place(WaitingRequest w, bool fresh) {
     // No cap per worker here: the global one is it.
     placement = placeRequest(std::span<const WorkerView>(&view, 1), stream,
                              options_.admission.maxInflight + 1);
-    if (placement.slot >= 0 && !stream) {
+    if (placement.slot >= 0) {
       placement.slot = static_cast<int>(executors_->pick(w.request.app));
+    }
+    if (placement.slot >= 0 && !stream) {
       // A heavy app gets the threads one by one, as the subprocess pool's workers.
       if (auto confined = heavyThread(w.request.app)) {
         bool overloaded = placement.overloaded;
@@ -230,7 +225,7 @@ std::uint64_t InProcessBackend::place(WaitingRequest w, bool fresh) {
   if (admitted && placement.slot >= 0 && placement.overloaded &&
       admission.overFairShare(w.request.app)) {
     admission.cap(stream).give();
-    shed(w, "overloaded", Admission::overloaded(options_.shedDelay));
+    shed(w, "overloaded", admission.overloaded());
     return 0;
   }
   if (!admitted || placement.slot < 0) {
@@ -248,7 +243,7 @@ std::uint64_t InProcessBackend::place(WaitingRequest w, bool fresh) {
     return id;
   }
   std::uint64_t id = w.id;
-  run(std::move(w), stream ? SIZE_MAX : static_cast<std::size_t>(placement.slot));
+  run(std::move(w), static_cast<std::size_t>(placement.slot));
   return id;
 }
 
@@ -259,17 +254,13 @@ std::optional<Placement> InProcessBackend::heavyThread(const std::string& app) {
     return std::nullopt;
   }
   std::vector<WorkerView> views(threads);
-  std::int64_t nowNs =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
+  std::int64_t nowNs = steadyNs(now);
   for (std::size_t i = 0; i < threads; ++i) {
     WorkerView& v = views[i];
     v.slot = static_cast<int>(i);
     v.eligible = true;
     v.inFlight = executors_->pending(i);
-    std::int64_t since = page_->thread[i].turnSinceNs.load(std::memory_order_relaxed);
-    v.freeThreads = since > 0 && nowNs - since > std::chrono::nanoseconds(options_.wedgedTurn).count()
-                        ? 0
-                        : 1;
+    v.freeThreads = inLongTurn(page_->thread[i], nowNs, options_.wedgedTurn) ? 0 : 1;
     v.appHere = shared_->appOn(i, app);
   }
   return placeRequest(views, false, SIZE_MAX, heavyWorkerLimit(threads, options_.maxWedgedShare));
@@ -284,9 +275,6 @@ void InProcessBackend::shed(WaitingRequest& w, const std::string& reason, AppRes
 void InProcessBackend::run(WaitingRequest w, std::size_t thread) {
   std::uint64_t key = w.id;
   bool stream = w.request.streaming;
-  if (thread > executors_->size() || (thread == executors_->size() && !executors_->hasReserve())) {
-    thread = executors_->pick(w.request.app);
-  }
   // A GET or HEAD without a body may be given back unstarted by a wedged thread (tick) and
   // placed again; its copy is kept until it is answered.
   std::shared_ptr<WaitingRequest> replay;
@@ -351,14 +339,11 @@ void InProcessBackend::run(WaitingRequest w, std::size_t thread) {
 
 void InProcessBackend::withdrawFromWedged() {
   if (options_.wedgedTurn.count() == 0 || executors_->size() < 2) return;
-  std::int64_t nowNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                           std::chrono::steady_clock::now().time_since_epoch())
-                           .count();
+  std::int64_t nowNs = steadyNs(std::chrono::steady_clock::now());
   std::vector<bool> wedged(executors_->size());
   bool any = false;
   for (std::size_t i = 0; i < wedged.size(); ++i) {
-    std::int64_t since = page_->thread[i].turnSinceNs.load(std::memory_order_relaxed);
-    wedged[i] = since > 0 && nowNs - since > std::chrono::nanoseconds(options_.wedgedTurn).count();
+    wedged[i] = inLongTurn(page_->thread[i], nowNs, options_.wedgedTurn);
     any |= wedged[i];
   }
   if (!any || std::find(wedged.begin(), wedged.end(), false) == wedged.end()) return;

@@ -36,9 +36,8 @@ struct InProcessOptions {
   // Caps and the wait queue (PoolOptions' max_inflight, stream_max_inflight, max_queue,
   // queue_timeout_ms).
   AdmissionOptions admission;
-  // PoolOptions::wedgedTurn and PoolOptions::shedDelay: read from the threads' status page.
+  // PoolOptions::wedgedTurn: read from the threads' status page (shedDelay is admission's).
   std::chrono::milliseconds wedgedTurn{50};
-  std::chrono::milliseconds shedDelay{50};
   double maxWedgedShare = 1.0;  // PoolOptions::maxWedgedShare, over the executor threads
   bool reserveThread = false;   // PoolOptions::reserveThread (worker/executor_set.h)
   ExecutorOptions executor;
@@ -77,7 +76,7 @@ class InProcessBackend final : public Backend {
   // Places `w` on an executor, or queues it, or sheds it. Returns its handle (0: answered).
   // `fresh`: it arrives now (false: it waited, and is placed again).
   std::uint64_t place(WaitingRequest w, bool fresh);
-  // On executor thread `thread` (SIZE_MAX: the executor set picks).
+  // On executor thread `thread` (ExecutorSet::pick's, or the scheduler's for a heavy app).
   void run(WaitingRequest w, std::size_t thread);
   // Where a short request of `app` goes when the app is heavy and there are two threads or more
   // (confined to all threads but one, pool/scheduler.h); nullopt when it is not confined.

@@ -151,7 +151,7 @@ void SubprocessBackend::releaseLocked(const Pending& p) {
   bool live = slot.generation == p.generation;
   std::size_t& count = p.stream ? slot.streams : slot.inFlight;
   if (live && count > 0) --count;
-  if (live && !p.stream) countSlotAppLocked(slot, p.app, false);
+  if (live && !p.stream) slot.appRequests.remove(p.app);
   if (!p.stream) admission_.countApp(p.app, false);
   capOf(p.stream).give();
 }
@@ -304,7 +304,7 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
     lock.unlock();
     unadmit();
     rejected_.with({"overloaded"}).inc();
-    done(Admission::overloaded(options_.shedDelay));
+    done(admission_.overloaded());
     return 0;
   }
   if (!slot) {
@@ -354,7 +354,7 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
     ++slot->streams;
   } else {
     ++slot->inFlight;
-    countSlotAppLocked(*slot, request.app, true);
+    slot->appRequests.add(request.app);
   }
   std::shared_ptr<WorkerProcess> proc = slot->proc;
   Pending pending{

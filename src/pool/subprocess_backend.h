@@ -120,8 +120,6 @@ class SubprocessBackend final : public Backend {
     bool confined = false;       // none: the app is heavy and the workers it may use are unfit
   };
   Pick pickLocked(bool stream, const std::string& app);
-  // Short requests of `app` in flight on `slot`, counted up or down.
-  void countSlotAppLocked(Slot& slot, const std::string& app, bool up);
   // Every executor thread of the worker is inside one turn for longer than wedgedTurn.
   bool wedgedLocked(const Slot& slot) const;
   // Asks each wedged worker to give back the requests it has not started (GETs and HEADs without

@@ -291,7 +291,7 @@ void SubprocessBackend::startStreamLocked(std::uint64_t id, Pending& p, Slot& sl
     refused = !admission_.toStream();
     if (!refused) {
       if (slot.inFlight > 0) --slot.inFlight;
-      countSlotAppLocked(slot, p.app, false);
+      slot.appRequests.remove(p.app);
       admission_.countApp(p.app, false);
       ++slot.streams;
       p.stream = true;

@@ -36,8 +36,7 @@ SubprocessBackend::Pick SubprocessBackend::pickLocked(bool stream, const std::st
     v.quarantined = s->quarantinedUntil > clockNow;
     eligible += v.eligible;
     if (!v.eligible || stream) continue;
-    auto here = s->appRequests.find(app);
-    v.appHere = here != s->appRequests.end() && here->second > 0;
+    v.appHere = s->appRequests.has(app);
     if (!s->status) continue;
     WorkerLoad load = readWorkerLoad(s->status->page(), now, wedgeAfter);
     if (load.published && load.threads > 0) {
@@ -66,16 +65,6 @@ SubprocessBackend::Pick SubprocessBackend::pickLocked(bool stream, const std::st
   pick.quarantined = placement.quarantined;
   pick.confined = placement.confined;
   return pick;
-}
-
-void SubprocessBackend::countSlotAppLocked(Slot& slot, const std::string& app, bool up) {
-  if (up) {
-    ++slot.appRequests[app];
-    return;
-  }
-  auto it = slot.appRequests.find(app);
-  if (it == slot.appRequests.end()) return;
-  if (--it->second == 0) slot.appRequests.erase(it);
 }
 
 void SubprocessBackend::withdrawFromWedgedLocked(Outbox& outbox) {

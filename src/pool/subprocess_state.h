@@ -11,6 +11,7 @@
 
 #include "ipc/body_pipe.h"
 #include "ipc/status_page.h"
+#include "pool/app_counts.h"
 #include "pool/subprocess_backend.h"
 
 namespace isolane {
@@ -26,7 +27,7 @@ struct SubprocessBackend::Slot {
   std::uint64_t generation = 0;            // frames and deaths of an older process are ignored
   std::size_t inFlight = 0;                // short requests: the ones workerMaxInflight bounds
   std::size_t streams = 0;  // requests streaming their body (or of an app marked streaming)
-  std::unordered_map<std::string, std::size_t> appRequests;  // inFlight, by app
+  AppCounts appRequests;  // inFlight, by app
   std::size_t appsLoaded = 0;
   bool everReady = false;
   SteadyTime spawnedAt{};

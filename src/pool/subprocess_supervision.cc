@@ -234,7 +234,6 @@ void SubprocessBackend::onDeath(int index, std::uint64_t generation, const std::
     slot.state = SlotState::kEmpty;
     slot.inFlight = 0;
     slot.appRequests.clear();
-  slot.appRequests.clear();
     slot.streams = 0;
     slot.heartbeatOutstanding = false;
     if (slot.killReason.empty()) slot.killReason = reason;

@@ -13,7 +13,6 @@ std::unique_ptr<Backend> makeInProcessBackend(const ServerConfig& config, LogSin
                                        config.pool.maxQueue, config.pool.queueTimeout,
                                        config.pool.shedDelay};
   options.wedgedTurn = config.pool.wedgedTurn;
-  options.shedDelay = config.pool.shedDelay;
   options.maxWedgedShare = config.pool.maxWedgedShare;
   options.reserveThread = config.pool.reserveThread && config.executorThreads == 1;
   options.metrics = metrics;

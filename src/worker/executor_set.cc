@@ -89,6 +89,13 @@ std::size_t ExecutorSet::pick(const std::string& app) const {
 
 bool ExecutorSet::reserveTakes(const std::string& app,
                                std::chrono::steady_clock::time_point now) const {
+  // A thread neither working for long nor inside a turn is free: the common case, decided
+  // without the lock.
+  for (std::size_t i = 0; i < regular_; ++i) {
+    const Executor& e = *executors_[i];
+    auto busy = e.busySince();
+    if (!(busy && now - *busy > kLongTurn) && !e.turnSince()) return false;
+  }
   std::lock_guard<std::mutex> lock(longTurnsMu_);
   auto heavy = [&](std::uint64_t tag) {
     auto it = longTurns_.find(tag);
@@ -120,11 +127,7 @@ bool ExecutorSet::reserveTakes(const std::string& app,
   return !(busy && now - *busy > kLongTurn);  // and the reserve is not
 }
 
-bool ExecutorSet::submit(RequestJob& job, std::size_t* thread) {
-  std::size_t i = pick(job.request.app);
-  if (thread) *thread = i;
-  return submitTo(i, job);
-}
+bool ExecutorSet::submit(RequestJob& job) { return submitTo(pick(job.request.app), job); }
 
 bool ExecutorSet::submitTo(std::size_t i, RequestJob& job) {
   if (i >= executors_.size()) i = 0;

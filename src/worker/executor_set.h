@@ -24,7 +24,8 @@ class ExecutorSet {
  public:
   // A thread working this long without a pause (wall time; a long turn, or a big isolate's
   // disposal) is busy: new requests go elsewhere.
-  static constexpr std::chrono::milliseconds kLongTurn{20};
+  // The status page records a turn this long as long when it ends: the same measure.
+  static constexpr std::chrono::milliseconds kLongTurn = kLongTurnMark;
 
   // `page`: where the threads publish what they do, for the master (a worker's status page).
   // `reserve`: one more thread, which takes a request only when every other thread is inside a
@@ -42,9 +43,8 @@ class ExecutorSet {
   // that one's); the others make theirs when the router first sends them its work.
   Status loadApp(const AppSpec& spec, AppLoadReport* report = nullptr);
 
-  // False when the chosen thread's queue is full or it is stopping (`job` untouched). `thread`:
-  // where it went.
-  bool submit(RequestJob& job, std::size_t* thread = nullptr);
+  // False when the chosen thread's queue is full or it is stopping (`job` untouched).
+  bool submit(RequestJob& job);
   // The same, on the thread the caller chose (< size()).
   bool submitTo(std::size_t thread, RequestJob& job);
   void cancel(std::uint64_t key);

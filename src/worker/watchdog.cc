@@ -48,11 +48,8 @@ bool Watchdog::disarm() {
   // turnApp stays: between two turns of one pass the thread is still the last app's (the
   // reserve thread must not take that app's next request in the gap); readers check
   // turnSinceNs for whether a turn is in progress. A long turn is recorded as it ends.
-  std::int64_t since = status_.turnSinceNs.load(std::memory_order_relaxed);
-  std::int64_t nowNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                           std::chrono::steady_clock::now().time_since_epoch())
-                           .count();
-  if (since > 0 && nowNs - since > std::chrono::nanoseconds(kLongTurnMark).count()) {
+  std::int64_t nowNs = steadyNs(std::chrono::steady_clock::now());
+  if (inLongTurn(status_, nowNs, kLongTurnMark)) {
     status_.longTurnApp.store(status_.turnApp.load(std::memory_order_relaxed),
                               std::memory_order_relaxed);
     status_.longTurnEndNs.store(nowNs, std::memory_order_relaxed);
