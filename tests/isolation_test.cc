@@ -285,6 +285,22 @@ TEST(AppIsolation, ARequestThatWaitedPastItsDeadlineIsATimeoutUnrun) {
   EXPECT_EQ(call(executor, "counter", "/").body, R"({"count":1,"shared":1})");
 }
 
+// `n` requests to `hello`, one after another: each is answered while the spin goes on.
+void helloesAnswerWhileItSpins(ExecutorSet& set, std::future<AppResponse>& spun, int n) {
+  for (int i = 0; i < n; ++i) {
+    auto p = std::make_shared<std::promise<AppResponse>>();
+    auto f = p->get_future();
+    RequestJob hello{AppRequest{"hello", "h", "GET", "http://test.local/", {}, ""},
+                     [p](AppResponse r) { p->set_value(std::move(r)); },
+                     static_cast<std::uint64_t>(100 + i)};
+    ASSERT_TRUE(set.submit(hello));
+    ASSERT_EQ(f.wait_for(20s), std::future_status::ready);
+    EXPECT_EQ(f.get().body, "hello /");
+    EXPECT_NE(spun.wait_for(0s), std::future_status::ready)
+        << "hello " << i << " waited for the spin";
+  }
+}
+
 TEST(ExecutorSetRouting, AnotherAppsRequestsGoAroundAThreadInALongTurn) {
   SaidLog log("spinning");
   ExecutorSet set(2, baseOptions(), log);
@@ -308,18 +324,7 @@ TEST(ExecutorSetRouting, AnotherAppsRequestsGoAroundAThreadInALongTurn) {
   // While one thread spins (3 s of wall time), the other answers: none of these waits for the
   // spin to end. (Measured against the spin's own end, not a fixed time: on a loaded machine 20
   // answers may take over a second.)
-  for (int i = 0; i < 20; ++i) {
-    auto p = std::make_shared<std::promise<AppResponse>>();
-    auto f = p->get_future();
-    RequestJob hello{AppRequest{"hello", "h", "GET", "http://test.local/", {}, ""},
-                     [p](AppResponse r) { p->set_value(std::move(r)); },
-                     static_cast<std::uint64_t>(100 + i)};
-    ASSERT_TRUE(set.submit(hello));
-    ASSERT_EQ(f.wait_for(20s), std::future_status::ready);
-    EXPECT_EQ(f.get().body, "hello /");
-    EXPECT_NE(spun.wait_for(0s), std::future_status::ready)
-        << "hello " << i << " waited for the spin";
-  }
+  ASSERT_NO_FATAL_FAILURE(helloesAnswerWhileItSpins(set, spun, 20));
   EXPECT_EQ(spun.wait_for(20s), std::future_status::ready);
   EXPECT_EQ(spun.get().failure, FailureKind::kNone);
   EXPECT_EQ(set.stats().isolates, 3u);  // spin on one thread, hello on both
@@ -343,18 +348,7 @@ TEST(ExecutorSetRouting, WithOneThreadTheReserveTakesOtherAppsWhileItIsInALongTu
   ASSERT_TRUE(eventually([&] { return log.said(); })) << "the spin never started";
   ASSERT_TRUE(eventually([&] { return set.pick("hello") == 1; })) << "the reserve";
   EXPECT_EQ(set.pick("spin"), 0u) << "the app in the long turn waits behind itself";
-  for (int i = 0; i < 5; ++i) {
-    auto p = std::make_shared<std::promise<AppResponse>>();
-    auto f = p->get_future();
-    RequestJob hello{AppRequest{"hello", "h", "GET", "http://test.local/", {}, ""},
-                     [p](AppResponse r) { p->set_value(std::move(r)); },
-                     static_cast<std::uint64_t>(100 + i)};
-    ASSERT_TRUE(set.submit(hello));
-    ASSERT_EQ(f.wait_for(20s), std::future_status::ready);
-    EXPECT_EQ(f.get().body, "hello /");
-    EXPECT_NE(spun.wait_for(0s), std::future_status::ready)
-        << "hello " << i << " waited for the spin";
-  }
+  ASSERT_NO_FATAL_FAILURE(helloesAnswerWhileItSpins(set, spun, 5));
   EXPECT_EQ(spun.wait_for(20s), std::future_status::ready);
   EXPECT_EQ(spun.get().failure, FailureKind::kNone);
 }

@@ -9,6 +9,7 @@
 // flood:    N clients loop on /wedge/?ms=3000 (3 s of CPU in one turn), from --warm S seconds
 //           before the measured requests start until they end.
 import http from 'node:http';
+import { timedGet } from '../lib/timed_get.mjs';
 
 const args = Object.fromEntries(
   process.argv.slice(2).reduce((pairs, a, i, all) => {
@@ -23,24 +24,7 @@ const floodClients = Number(args.flood ?? 0);
 const warmMs = Number(args.warm ?? 0) * 1000;
 const limitMs = Number(args.limit ?? 60) * 1000;
 
-function get(agent, path) {
-  return new Promise((resolve) => {
-    const started = process.hrtime.bigint();
-    const req = http.get({ host: '127.0.0.1', port, path, agent }, (res) => {
-      res.resume();
-      res.on('end', () =>
-        resolve({
-          status: res.statusCode,
-          shed: res.headers['x-isolane-shed'],
-          retryAfter: res.headers['retry-after'],
-          ms: Number(process.hrtime.bigint() - started) / 1e6,
-        }),
-      );
-      res.on('error', () => resolve({ status: 0 }));
-    });
-    req.on('error', () => resolve({ status: 0 }));
-  });
-}
+const get = (agent, path) => timedGet(port, agent, path);
 
 const pct = (sorted, p) => sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] : 0;
 

@@ -9,6 +9,7 @@
 // sse:     N clients hold /sse open and read its events;
 // storm:   FILE is rewritten with a new version every 100 ms (a bundle rewritten under load).
 import http from 'node:http';
+import { timedGet } from '../lib/timed_get.mjs';
 import fs from 'node:fs';
 
 const args = Object.fromEntries(
@@ -27,23 +28,7 @@ const result = {
   storm: { rewrites: 0 },
 };
 
-function get(agent, path) {
-  return new Promise((resolve) => {
-    const started = process.hrtime.bigint();
-    const req = http.get({ host: '127.0.0.1', port, path, agent }, (res) => {
-      res.resume();
-      res.on('end', () =>
-        resolve({
-          status: res.statusCode,
-          retryAfter: res.headers['retry-after'],
-          ms: Number(process.hrtime.bigint() - started) / 1e6,
-        }),
-      );
-      res.on('error', () => resolve({ status: 0 }));
-    });
-    req.on('error', () => resolve({ status: 0 }));
-  });
-}
+const get = (agent, path) => timedGet(port, agent, path);
 
 async function healthyClient(i) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });

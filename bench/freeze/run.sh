@@ -35,7 +35,7 @@ cp -r "$ROOT/bench/apps" "$TMP/apps"
 cp "$ROOT/bench/freeze/render.js" "$ROOT/bench/freeze/storm.js" "$TMP/apps/"
 chmod -R a+rX "$TMP/apps"
 
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+source "$ROOT/bench/lib/serve.sh"
 
 # serve VARIANT_ENV...: starts the server with the given environment; sets PORT, ADMIN, SERVER.
 serve() {
@@ -72,33 +72,8 @@ name = "storm"
 module = "$TMP/apps/storm.js"
 route = "/storm"
 TOML
-  env "$@" ISOLANE_CODE_CACHE_DIR=off "$BIN" serve -c "$TMP/isolane.toml" >"$TMP/server.log" 2>&1 &
-  SERVER=$!
-  PIDS+="$SERVER "
-  local i
-  for i in $(seq 400); do
-    if curl -sf -o /dev/null "http://127.0.0.1:$PORT/hello" &&
-       ! curl -sf "http://127.0.0.1:$ADMIN/metrics" | grep -q '^isolane_worker_up{.*} 0'; then
-      return
-    fi
-    kill -0 "$SERVER" 2>/dev/null || { tail "$TMP/server.log" >&2; exit 1; }
-    sleep 0.05
-  done
-  echo "bench/freeze: the server did not become ready" >&2
-  exit 1
+  start_server bench/freeze "/hello" "$@"
 }
-
-unserve() {
-  kill "$SERVER" 2>/dev/null || true
-  wait "$SERVER" 2>/dev/null || true
-}
-
-metric() {  # NAME: the sum of its samples
-  curl -sf "http://127.0.0.1:$ADMIN/metrics" | awk -v n="$1" '$1 == n || index($1, n "{") == 1 { s += $2 } END { print s + 0 }'
-}
-
-field() { node -e 'const r = JSON.parse(process.argv[1]); console.log(process.argv[2].split(".").reduce((o, k) => o?.[k], r) ?? 0)' "$1" "$2"; }
-median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 
 # run_variant NAME ENV...: REPS runs of idle then freeze; one table row (medians).
 run_variant() {
@@ -128,18 +103,18 @@ run_variant() {
     lost+="$(( $(field "$freeze" healthy.lost) + $(field "$freeze" healthy.shedWithoutRetryAfter) + $(field "$freeze" renders.lost) )) "
     sse+="$(field "$freeze" sse.lost) "
     renders+="$(field "$freeze" renders.status.500)/$(field "$freeze" renders.status.200) "
-    kills+="$(grep -c 'last resort' "$TMP/server.log" || true) "
+    kills+="$(sigkills) "
     respawns+="$(metric isolane_worker_respawns_total) "
     unserve
   done
   local idle99 p99 bound pass="pass"
   idle99=$(echo "$idles" | median)
   p99=$(echo "$p99s" | median)
-  bound=$(awk -v i="$idle99" 'BEGIN { b = 2 * i; if (b < 50) b = 50; printf "%.1f", b }')
-  awk -v p="$p99" -v b="$bound" 'BEGIN { exit !(p <= b) }' || pass="FAIL (p99)"
-  [ "$(echo "$lost" | tr ' ' '\n' | grep . | sort -g | tail -1)" = 0 ] || pass="FAIL (lost)"
-  [ "$(echo "$kills $respawns" | tr ' ' '\n' | grep . | sort -g | tail -1)" = 0 ] || pass="FAIL (kill/respawn)"
-  [ "$(echo "$sse" | tr ' ' '\n' | grep . | sort -g | tail -1)" = 0 ] || pass="FAIL (sse)"
+  bound=$(p99_bound "$idle99")
+  within "$p99" "$bound" || pass="FAIL (p99)"
+  [ "$(echo "$lost" | most)" = 0 ] || pass="FAIL (lost)"
+  [ "$(echo "$kills $respawns" | most)" = 0 ] || pass="FAIL (kill/respawn)"
+  [ "$(echo "$sse" | most)" = 0 ] || pass="FAIL (sse)"
   printf '| %s | %.1f | %.1f | %.1f | %.0f | %s | %s | %s | %s | %s | %s |\n' "$name" "$idle99" \
     "$(echo "$p50s" | median)" "$p99" "$(echo "$maxes" | median)" "$bound" "$(echo "$sheds" | median)" \
     "$(echo "$renders" | median)" "$(echo "$lost" | median)" "$(echo "$kills" | median)/$(echo "$respawns" | median)" "$pass"

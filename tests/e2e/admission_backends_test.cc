@@ -25,19 +25,13 @@ using test::Response;
 class AdmissionTest : public ::testing::TestWithParam<std::string> {
  protected:
   void start(ServerConfig config) {
-    config.listenPort = 0;
-    config.adminPort = 0;
-    config.workerBinary = ISOLANE_BINARY;
-    config.backend = GetParam();
     config.pool.size = 1;
     config.executorThreads = 1;
     // One thread with nothing beside it: what admission does alone (the reserve thread a pool of
     // one thread gets by default is tested in fair_share_test).
     config.pool.reserveThread = false;
-    server_ = std::make_unique<Server>(std::move(config));
-    Status s = server_->start();
-    ASSERT_TRUE(s) << s.error();
-    test::waitForEveryWorker(*server_);
+    server_ = test::startServer(std::move(config));
+    ASSERT_TRUE(server_);
   }
   void TearDown() override {
     if (server_) server_->stop();
@@ -50,10 +44,17 @@ class AdmissionTest : public ::testing::TestWithParam<std::string> {
     }
     ASSERT_GE(server_->inFlight(), n);
   }
+  // Sends GET `path` on a connection of its own, then waits until the server holds `n` requests.
+  std::unique_ptr<HttpConnection> hold(const std::string& path, std::size_t n) {
+    auto c = std::make_unique<HttpConnection>(server_->port());
+    c->send("GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n");
+    waitForInFlight(n);
+    return c;
+  }
   std::string metrics() { return test::get(server_->adminPort(), "/metrics").body(); }
 
   static ServerConfig withApps() {
-    ServerConfig config;
+    ServerConfig config = test::testServer(GetParam());
     config.apps = {test::fixtureApp("slow", "slow.js", "/slow"),
                    test::fixtureApp("spin", "spin.js", "/spin"),
                    test::fixtureApp("hello", "hello.js", "/hello")};
@@ -67,14 +68,12 @@ TEST_P(AdmissionTest, OverTheCapWithNoQueueIsShedAtOnce) {
   ServerConfig config = withApps();
   config.pool.maxInflight = 1;
   start(std::move(config));
-  HttpConnection busy(server_->port());
-  busy.send("GET /slow/?ms=500 HTTP/1.1\r\nHost: x\r\n\r\n");
-  waitForInFlight(1);
+  auto busy = hold("/slow/?ms=500", 1);
   Response r = test::get(server_->port(), "/hello/");
   EXPECT_EQ(r.result_int(), 503);
   EXPECT_EQ(r["x-isolane-shed"], "queue-full");
   EXPECT_EQ(r["retry-after"], "1");
-  EXPECT_EQ(busy.read().body(), "done");
+  EXPECT_EQ(busy->read().body(), "done");
   EXPECT_NE(metrics().find("isolane_admission_rejected_total{reason=\"queue-full\"} 1"),
             std::string::npos);
 }
@@ -85,18 +84,14 @@ TEST_P(AdmissionTest, AQueuedRequestRunsWhenRoomComesFree) {
   config.pool.maxQueue = 1;
   config.pool.queueTimeout = 5s;
   start(std::move(config));
-  HttpConnection busy(server_->port());
-  busy.send("GET /slow/?ms=300 HTTP/1.1\r\nHost: x\r\n\r\n");
-  waitForInFlight(1);
-  HttpConnection queued(server_->port());
-  queued.send("GET /hello/q HTTP/1.1\r\nHost: x\r\n\r\n");
-  waitForInFlight(2);
+  auto busy = hold("/slow/?ms=300", 1);
+  auto queued = hold("/hello/q", 2);
   // The queue holds one: a third is shed.
   Response third = test::get(server_->port(), "/hello/third");
   EXPECT_EQ(third.result_int(), 503);
   EXPECT_EQ(third["x-isolane-shed"], "queue-full");
-  EXPECT_EQ(busy.read().body(), "done");
-  Response r = queued.read();
+  EXPECT_EQ(busy->read().body(), "done");
+  Response r = queued->read();
   EXPECT_EQ(r.result_int(), 200);
   EXPECT_EQ(r.body(), "hello /q");
 }
@@ -107,9 +102,7 @@ TEST_P(AdmissionTest, ARequestThatWaitsPastTheQueueTimeoutIsShed) {
   config.pool.maxQueue = 4;
   config.pool.queueTimeout = 100ms;
   start(std::move(config));
-  HttpConnection busy(server_->port());
-  busy.send("GET /slow/?ms=1500 HTTP/1.1\r\nHost: x\r\n\r\n");
-  waitForInFlight(1);
+  auto busy = hold("/slow/?ms=1500", 1);
   auto sent = std::chrono::steady_clock::now();
   Response r = test::get(server_->port(), "/hello/");
   auto waited = std::chrono::steady_clock::now() - sent;
@@ -117,7 +110,7 @@ TEST_P(AdmissionTest, ARequestThatWaitsPastTheQueueTimeoutIsShed) {
   EXPECT_EQ(r["x-isolane-shed"], "queue-timeout");
   EXPECT_GE(waited, 100ms);
   EXPECT_LT(waited, 1000ms) << "it waited for the slow request instead of its own timeout";
-  EXPECT_EQ(busy.read().body(), "done");
+  EXPECT_EQ(busy->read().body(), "done");
   EXPECT_NE(metrics().find("isolane_admission_rejected_total{reason=\"queue-timeout\"} 1"),
             std::string::npos);
 }
@@ -128,9 +121,7 @@ TEST_P(AdmissionTest, WhenEveryThreadIsWedgedARequestWaitsForOneInsteadOfQueuein
   config.pool.wedgedTurn = 50ms;
   config.pool.queueTimeout = 5s;
   start(std::move(config));
-  HttpConnection spin(server_->port());
-  spin.send("GET /spin/?ms=600 HTTP/1.1\r\nHost: x\r\n\r\n");
-  waitForInFlight(1);
+  auto spin = hold("/spin/?ms=600", 1);
   std::this_thread::sleep_for(100ms);  // past wedged_turn_ms: the only thread is wedged
   HttpConnection waiting(server_->port());
   waiting.send("GET /hello/w HTTP/1.1\r\nHost: x\r\n\r\n");
@@ -145,7 +136,7 @@ TEST_P(AdmissionTest, WhenEveryThreadIsWedgedARequestWaitsForOneInsteadOfQueuein
   Response r = waiting.read();
   EXPECT_EQ(r.result_int(), 200) << r["x-isolane-shed"];
   EXPECT_EQ(r.body(), "hello /w");
-  EXPECT_EQ(spin.read().result_int(), 200);
+  EXPECT_EQ(spin->read().result_int(), 200);
 }
 
 TEST_P(AdmissionTest, AStreamOverTheStreamCapIsShedWithItsReason) {
@@ -154,9 +145,7 @@ TEST_P(AdmissionTest, AStreamOverTheStreamCapIsShedWithItsReason) {
   config.apps.back().streaming = true;
   config.pool.streamMaxInflight = 1;
   start(std::move(config));
-  HttpConnection open(server_->port());
-  open.send("GET /stream/sse?n=1000&ms=20 HTTP/1.1\r\nHost: x\r\n\r\n");
-  waitForInFlight(1);
+  auto open = hold("/stream/sse?n=1000&ms=20", 1);
   Response r = test::get(server_->port(), "/stream/sse?n=1");
   EXPECT_EQ(r.result_int(), 503);
   EXPECT_EQ(r["x-isolane-shed"], "stream-full");

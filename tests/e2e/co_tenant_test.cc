@@ -32,11 +32,7 @@ constexpr auto kCpuBudget = 500ms;
 class CoTenantTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    ServerConfig config;
-    config.listenPort = 0;
-    config.adminPort = 0;
-    config.workerBinary = ISOLANE_BINARY;
-    config.backend = GetParam();
+    ServerConfig config = test::testServer(GetParam());
     config.pool.size = 1;  // one worker: every app shares it
     config.executorThreads = 2;
     config.requestCpuLimit = kCpuBudget;
@@ -44,10 +40,8 @@ class CoTenantTest : public ::testing::TestWithParam<std::string> {
     config.apps = {test::fixtureApp("good", "hello.js", "/good"),
                    test::fixtureApp("bad", "hostile.js", "/bad"),
                    test::fixtureApp("leaky", "leaky.js", "/leaky")};
-    server_ = std::make_unique<Server>(std::move(config));
-    Status s = server_->start();
-    ASSERT_TRUE(s) << s.error();
-    test::waitForEveryWorker(*server_);
+    server_ = test::startServer(std::move(config));
+    ASSERT_TRUE(server_);
   }
   void TearDown() override {
     if (server_) server_->stop();

@@ -68,11 +68,7 @@ class HostileAppTest : public ::testing::TestWithParam<std::string> {
   // A server on port 0 in the backend under test, one worker with one executor thread (so an
   // app has one isolate, and its state is one).
   static ServerConfig baseConfig() {
-    ServerConfig config;
-    config.listenPort = 0;
-    config.adminPort = 0;
-    config.workerBinary = ISOLANE_BINARY;
-    config.backend = GetParam();
+    ServerConfig config = test::testServer(GetParam());
     config.pool.size = 1;
     config.executorThreads = 1;
     return config;

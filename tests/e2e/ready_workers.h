@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <memory>
 #include <thread>
 
 #include "pool/subprocess_backend.h"
@@ -25,6 +26,18 @@ inline void waitForEveryWorker(Server& server) {
   if (auto* pool = dynamic_cast<SubprocessBackend*>(&server.backend())) {
     waitForReadyWorkers(*pool, pool->workers().size());
   }
+}
+
+// Starts a server from `config` and waits for every worker; null, with a test failure, when it
+// does not start.
+inline std::unique_ptr<Server> startServer(ServerConfig config) {
+  auto server = std::make_unique<Server>(std::move(config));
+  if (Status s = server->start(); !s) {
+    ADD_FAILURE() << s.error();
+    return nullptr;
+  }
+  waitForEveryWorker(*server);
+  return server;
 }
 
 }  // namespace isolane::test

@@ -18,4 +18,15 @@ inline AppConfig fixtureApp(const std::string& name, const std::string& file,
   return a;
 }
 
+// A server config for a test: ports 0 (the OS picks), the built `isolane` as the worker, and
+// the backend under test.
+inline ServerConfig testServer(const std::string& backend = "subprocess") {
+  ServerConfig config;
+  config.listenPort = 0;
+  config.adminPort = 0;
+  config.workerBinary = ISOLANE_BINARY;
+  config.backend = backend;
+  return config;
+}
+
 }  // namespace isolane::test
