@@ -342,7 +342,9 @@ TEST(ExecutorSetRouting, WithOneThreadTheReserveTakesOtherAppsWhileItIsInALongTu
   ASSERT_TRUE(eventually([&] { return set.pick("hello") == 0; })) << "idle: the regular thread";
   auto promise = std::make_shared<std::promise<AppResponse>>();
   auto spun = promise->get_future();
-  RequestJob job{AppRequest{"spin", "s", "GET", "http://test.local/?ms=2000&say", {}, ""},
+  // 4 s of spin: long enough for the reserve to make its hello isolate and answer five on a
+  // machine loaded by other tests (it failed once with 2 s under ctest -j2).
+  RequestJob job{AppRequest{"spin", "s", "GET", "http://test.local/?ms=4000&say", {}, ""},
                  [promise](AppResponse r) { promise->set_value(std::move(r)); }, 1};
   ASSERT_TRUE(set.submit(job));
   ASSERT_TRUE(eventually([&] { return log.said(); })) << "the spin never started";

@@ -62,7 +62,7 @@ bool eventually(Pred pred, std::chrono::milliseconds limit = 10s) {
 
 pid_t pidOf(const SubprocessBackend& pool, int slot) {
   for (const WorkerInfo& w : pool.workers()) {
-    if (w.slot == slot && w.state == SlotState::kReady) return w.pid;
+    if (w.slot == slot && w.state == WorkerState::kReady) return w.pid;
   }
   return 0;
 }
@@ -512,7 +512,7 @@ TEST_F(PoolTest, CrashBudgetCooldownAndTheFloorOnAnInjectedClock) {
   };
   auto bothDead = [&] {
     auto w = pool.workers();
-    return w[0].state == SlotState::kEmpty && w[1].state == SlotState::kEmpty;
+    return w[0].state == WorkerState::kResting && w[1].state == WorkerState::kResting;
   };
   for (int crash = 1; crash <= 5; ++crash) {
     ASSERT_TRUE(eventually(bothDead)) << "crash " << crash;

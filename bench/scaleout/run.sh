@@ -239,6 +239,21 @@ wait_served() {  # i line
   return 1
 }
 
+# What nginx did with replica i since line $2 of the access log, when it did not send it a
+# request that completed (stderr: the test's output shows it on a failure).
+explain_not_served() {  # i line
+  local i=$1 from=$2
+  log "r$i: no request through nginx completed on it within 15 s of /readyz 200; what nginx did"
+  log "  access log since then, entries naming r$i (port ${PORT[$i]}):"
+  tail -n "+$((from + 1))" "$ACCESS_LOG" | grep "127.0.0.1:${PORT[$i]}" | head -20 >&2 || true
+  log "  nginx's error log, its last lines:"
+  tail -n 15 "$TMP/nginx/error.log" >&2 || true
+  log "  r$i's log, its last lines:"
+  tail -n 15 "$TMP/r$i.log" >&2 || true
+  log "  r$i's counters: $(curl -s "http://127.0.0.1:${ADMIN[$i]}/metrics" |
+    grep -E '^isolane_(requests_total|admission_rejected_total|http_)' | tr '\n' ' ' | cut -c1-600)"
+}
+
 VERDICT=0
 driver() {  # scenario-number ARGS...: one table row on stdout
   local n=$1 rc=0
@@ -324,7 +339,12 @@ for i in $(seq $N); do
   event ready "r$i"
   # The next replica goes down only once nginx sends this one requests again.
   lines=$(wc -l <"$ACCESS_LOG")
-  if wait_served "$i" "$lines"; then event serving "r$i"; else event not-serving "r$i"; fi
+  if wait_served "$i" "$lines"; then
+    event serving "r$i"
+  else
+    event not-serving "r$i"
+    explain_not_served "$i" "$lines"
+  fi
   log "r$i restarted (exit status $STOPPED)"
 done
 finish_driver 3 "$TMP/stop-rolling"

@@ -83,7 +83,7 @@ class ExecDaemon {
     ExecDaemonOptions options;
     ExecPool& pool;
     MetricsRegistry& metrics;
-    Family<Counter>& requests;  // by route and status
+    Family<Counter>& requests;                  // by route and status
     const std::shared_ptr<ByteBudget> buffers;  // options.maxBufferedBytes
     std::atomic<std::size_t> connections{0};
     // Every connection, to close them all on stop(): a connection's objects must be gone before

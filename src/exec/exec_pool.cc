@@ -139,7 +139,7 @@ ExecPool::Stats ExecPool::stats() const {
   Stats s;
   s.workers = workers_.size();
   for (const auto& [id, w] : workers_) {
-    if (w->state != Worker::State::kSpawning) ++s.ready;
+    if (w->life.ready() || w->life.state() == WorkerState::kDraining) ++s.ready;
     s.running += w->running.size();
   }
   s.queued = queue_.size();
@@ -153,10 +153,22 @@ std::vector<ExecPool::WorkerView> ExecPool::workerViews() const {
     WorkerView v;
     v.id = id;
     v.pid = w->proc ? w->proc->pid() : 0;
-    v.state = w->state == Worker::State::kSpawning   ? "starting"
-              : w->state == Worker::State::kDraining ? "draining"
-              : w->running.empty()                   ? "idle"
-                                                     : "busy";
+    switch (w->life.state()) {
+      case WorkerState::kResting:  // (a worker resting is no longer in workers_)
+      case WorkerState::kSpawning:
+      case WorkerState::kLoading:
+        v.state = "starting";
+        break;
+      case WorkerState::kDraining:
+        v.state = "draining";
+        break;
+      case WorkerState::kKilling:
+        v.state = "killing";
+        break;
+      case WorkerState::kReady:
+        v.state = w->running.empty() ? "idle" : "busy";
+        break;
+    }
     v.running = w->running.size();
     v.executions = w->executions;
     v.rssBytes = w->rssBytes;
@@ -219,7 +231,7 @@ std::uint64_t ExecPool::execute(ExecutionSpec spec, ToolDispatch dispatch,
 ExecPool::Worker* ExecPool::pickLocked() {
   Worker* best = nullptr;
   for (auto& [id, w] : workers_) {  // in spawn order: the earliest wins a tie
-    if (w->state != Worker::State::kServing || w->killed) continue;
+    if (!w->life.ready()) continue;
     if (w->running.size() >= options_.executionsPerWorker) continue;
     if (!best || w->running.size() < best->running.size()) best = w.get();
   }

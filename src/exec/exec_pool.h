@@ -34,6 +34,7 @@
 #include "obs/metrics.h"
 #include "pool/egress.h"
 #include "pool/pool_options.h"
+#include "pool/worker_lifecycle.h"
 #include "pool/worker_process.h"
 #include "util/clock.h"
 
@@ -115,7 +116,7 @@ class ExecPool {
   struct WorkerView {
     std::uint64_t id = 0;
     std::int64_t pid = 0;
-    const char* state = "starting";  // starting, idle, busy, draining
+    const char* state = "starting";  // starting, idle, busy, draining, killing
     std::size_t running = 0;
     std::uint64_t executions = 0;
     std::uint64_t rssBytes = 0;
@@ -154,6 +155,8 @@ class ExecPool {
   void onFrame(std::uint64_t workerId, const wire::Frame& frame);
   void onDeath(std::uint64_t workerId, const std::string& reason);
   void killLocked(Worker& w, const std::string& reason);
+  // Every change of a worker's state (WorkerLifecycle's sink): its event, log line and metric.
+  void onTransitionLocked(const Worker& w, const WorkerTransition& t);
   void retireIfDueLocked(Worker& w, After& after);
   void retireLocked(Worker& w, After& after);
   void superviseLoop();

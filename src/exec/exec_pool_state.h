@@ -6,30 +6,24 @@
 #include <set>
 
 #include "exec/exec_pool.h"
+#include "pool/worker_lifecycle.h"
 
 namespace isolane {
 
 struct ExecPool::Worker {
-  enum class State { kSpawning, kServing, kDraining };
   std::uint64_t id = 0;
   std::shared_ptr<WorkerProcess> proc;
-  State state = State::kSpawning;
-  bool helloSeen = false;
+  // Its state, heartbeats and deadlines (pool/worker_lifecycle.h): loading is the wait for its
+  // first heartbeat's answer; draining, for its running executions to settle before it retires.
+  WorkerLifecycle life{LifecycleOptions{}, nullptr};
   std::set<std::uint64_t> running;     // executions on it now
   std::set<std::uint64_t> cancelled;   // cancelled while running: their results are moot
   std::deque<std::uint64_t> reserved;  // leases waiting for it to come up
   std::uint64_t executions = 0;        // settled on it
   std::uint64_t rssBytes = 0;          // from its last heartbeat
   const char* retireReason = nullptr;  // "executions" or "memory", once draining
-  SteadyTime spawnDeadline{};
-  std::uint64_t heartbeatSeq = 0;
-  bool heartbeatOutstanding = false;
-  SteadyTime heartbeatSentAt{};
-  SteadyTime nextHeartbeat{};
   std::shared_ptr<const Egress::Reply> egressReply;
   std::size_t nativeOutbound = 0;  // running executions that may fetch() (outbound: native)
-  bool killed = false;             // killLocked ran: its death is on the way
-  std::string killReason;          // why, which its death then reports
 };
 
 struct ExecPool::Execution {

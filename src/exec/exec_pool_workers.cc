@@ -16,18 +16,22 @@ ExecPool::Worker& ExecPool::spawnLocked(After& after) {
   auto w = std::make_unique<Worker>();
   w->id = nextWorker_++;
   std::uint64_t id = w->id;
+  const Worker* raw = w.get();
+  w->life =
+      WorkerLifecycle(LifecycleOptions{options_.spawnTimeout, options_.heartbeatInterval,
+                                       options_.heartbeatTimeout},
+                      [this, raw](const WorkerTransition& t) { onTransitionLocked(*raw, t); });
   std::vector<std::string> argv = options_.workerCommand;
   argv.push_back("--slot");
   argv.push_back(std::to_string(id));
   auto proc = WorkerProcess::spawn(
       argv, options_.maxFrameBytes, [this, id](const wire::Frame& f) { onFrame(id, f); },
       [this, id](const std::string& why) { onDeath(id, why); });
-  w->spawnDeadline = clock_.now() + options_.spawnTimeout;
-  if (proc) {
-    w->proc = std::shared_ptr<WorkerProcess>(std::move(proc.value()));
-  } else {
-    // Reported as its death once the lock is released: its leases fail one at a time.
-    w->killed = true;
+  if (proc) w->proc = std::shared_ptr<WorkerProcess>(std::move(proc.value()));
+  w->life.spawned(clock_.now());
+  if (!proc) {
+    // Reported as its death once the lock is released (it stays spawning, with no process, until
+    // then): its leases fail one at a time.
     after.calls.push_back([this, id, why = proc.error()] { onDeath(id, why); });
   }
   Worker& ref = *w;
@@ -37,11 +41,42 @@ ExecPool::Worker& ExecPool::spawnLocked(After& after) {
 }
 
 void ExecPool::killLocked(Worker& w, const std::string& reason) {
-  if (w.killed) return;
-  w.killed = true;
-  w.killReason = reason;
-  logEvent(Level::kError, "code-mode worker killed", {{"worker", w.id}, {"reason", reason}});
-  if (w.proc) w.proc->kill(SIGKILL);  // its death arrives on its reader thread
+  // Its death arrives on its reader thread.
+  if (w.life.kill(clock_.now(), reason) && w.proc) w.proc->kill(SIGKILL);
+}
+
+void ExecPool::onTransitionLocked(const Worker& w, const WorkerTransition& t) {
+  switch (t.to) {
+    case WorkerState::kReady:
+      workerEvents_.with({"spawn"}).inc();
+      emitLocked(Level::kInfo, "worker.spawn", {{"worker", w.id}, {"pid", w.proc->pid()}});
+      break;
+    case WorkerState::kKilling:
+      logEvent(Level::kError, "code-mode worker killed", {{"worker", w.id}, {"reason", t.reason}});
+      break;
+    case WorkerState::kResting:
+      if (t.from == WorkerState::kDraining) {
+        workerEvents_.with({"retire"}).inc();
+        emitLocked(Level::kInfo, "worker.retire",
+                   {{"worker", w.id},
+                    {"reason", w.retireReason ? w.retireReason : "shutdown"},
+                    {"executions", w.executions},
+                    {"rss_bytes", w.rssBytes}});
+      } else if (!w.life.everReady()) {
+        workerEvents_.with({"spawn_failed"}).inc();
+        emitLocked(Level::kError, "worker.spawn_failed", {{"worker", w.id}, {"reason", t.reason}});
+      } else if (!shuttingDown_) {
+        workerEvents_.with({"crash"}).inc();
+        std::vector<std::uint64_t> running(w.running.begin(), w.running.end());
+        emitLocked(Level::kError, "worker.crash",
+                   {{"worker", w.id}, {"reason", t.reason}, {"executions", running}});
+      }
+      break;
+    case WorkerState::kSpawning:
+    case WorkerState::kLoading:
+    case WorkerState::kDraining:
+      break;
+  }
 }
 
 void ExecPool::onFrame(std::uint64_t workerId, const wire::Frame& frame) {
@@ -51,36 +86,29 @@ void ExecPool::onFrame(std::uint64_t workerId, const wire::Frame& frame) {
     auto found = workers_.find(workerId);
     if (found == workers_.end()) return;  // retired or shut down: what it says is moot
     Worker& w = *found->second;
-    if (w.killed) return;
+    if (!w.life.live()) return;
     SteadyTime now = clock_.now();
     auto violation = [&](const std::string& what) { killLocked(w, "protocol violation: " + what); };
     switch (frame.message_type()) {
       case wire::Message::Hello: {
         const wire::Hello* m = frame.message_as_Hello();
-        if (w.helloSeen) return violation("a second Hello");
+        if (w.life.helloSeen()) return violation("a second Hello");
         if (m->version() != kProtocolVersion) {
           return violation("protocol version " + std::to_string(m->version()) + ", expected " +
                            std::to_string(kProtocolVersion));
         }
-        w.helloSeen = true;
-        w.heartbeatOutstanding = true;
-        w.heartbeatSentAt = now;
+        if (auto bad = w.life.hello(now)) return violation(*bad);
         after.frames.emplace_back(
-            w.proc, encodeHeartbeat(++w.heartbeatSeq, options_.maxFrameBytes).value());
+            w.proc, encodeHeartbeat(w.life.firstHeartbeat(now), options_.maxFrameBytes).value());
         break;
       }
       case wire::Message::HeartbeatAck: {
         const wire::HeartbeatAck* m = frame.message_as_HeartbeatAck();
-        if (!w.heartbeatOutstanding || m->seq() != w.heartbeatSeq) {
+        if (!w.life.heartbeatAnswered(m->seq(), now)) {
           return violation("a heartbeat answer nobody asked for");
         }
-        w.heartbeatOutstanding = false;
         w.rssBytes = m->rss_bytes();
-        w.nextHeartbeat = now + options_.heartbeatInterval;
-        if (w.state == Worker::State::kSpawning) {
-          w.state = Worker::State::kServing;
-          workerEvents_.with({"spawn"}).inc();
-          emitLocked(Level::kInfo, "worker.spawn", {{"worker", w.id}, {"pid", w.proc->pid()}});
+        if (w.life.markReady(now)) {
           // Its leases first, up to its capacity; the rest wait at the head of the queue.
           while (!w.reserved.empty()) {
             std::uint64_t id = w.reserved.back();
@@ -138,11 +166,12 @@ void ExecPool::onDeath(std::uint64_t workerId, const std::string& death) {
     auto node = workers_.extract(workerId);
     if (node.empty()) return;  // retired or shut down: announced already
     Worker& w = *node.mapped();
-    const std::string& reason = w.killReason.empty() ? death : w.killReason;
+    // What its executions are told: the kill's reason when it was killed, else how it went.
+    std::string reason = w.life.state() == WorkerState::kKilling ? w.life.reason() : death;
+    // A spawn that failed, or a crash: told by the transition (onTransitionLocked).
+    w.life.died(clock_.now(), death, clock_.now());
     if (w.proc) graveyard_.push_back(w.proc);
-    if (w.state == Worker::State::kSpawning) {
-      workerEvents_.with({"spawn_failed"}).inc();
-      emitLocked(Level::kError, "worker.spawn_failed", {{"worker", w.id}, {"reason", reason}});
+    if (!w.life.everReady()) {
       // One waiting lease fails; the others go back to the head of the queue, so a spawn that
       // keeps failing drains the queue instead of parking it.
       for (auto it = w.reserved.rbegin(); it != w.reserved.rend(); ++it) queue_.push_front(*it);
@@ -152,11 +181,6 @@ void ExecPool::onDeath(std::uint64_t workerId, const std::string& death) {
       }
     } else {
       std::vector<std::uint64_t> running(w.running.begin(), w.running.end());
-      if (!shuttingDown_) {
-        workerEvents_.with({"crash"}).inc();
-        emitLocked(Level::kError, "worker.crash",
-                   {{"worker", w.id}, {"reason", reason}, {"executions", running}});
-      }
       for (std::uint64_t id : running) {
         settleLocked(id,
                      shuttingDown_
@@ -176,24 +200,19 @@ void ExecPool::onDeath(std::uint64_t workerId, const std::string& death) {
 }
 
 void ExecPool::retireIfDueLocked(Worker& w, After& after) {
-  if (w.state == Worker::State::kServing) {
+  if (w.life.ready()) {
     if (options_.retireAfterExecutions && w.executions >= options_.retireAfterExecutions) {
       w.retireReason = "executions";
     } else if (options_.workerMemoryLimitBytes && w.rssBytes >= options_.workerMemoryLimitBytes) {
       w.retireReason = "memory";
     }
-    if (w.retireReason) w.state = Worker::State::kDraining;  // no new work from here on
+    if (w.retireReason) w.life.drain(clock_.now(), w.retireReason);  // no new work from here on
   }
-  if (w.state == Worker::State::kDraining && w.running.empty()) retireLocked(w, after);
+  if (w.life.state() == WorkerState::kDraining && w.running.empty()) retireLocked(w, after);
 }
 
 void ExecPool::retireLocked(Worker& w, After& after) {
-  workerEvents_.with({"retire"}).inc();
-  emitLocked(Level::kInfo, "worker.retire",
-             {{"worker", w.id},
-              {"reason", w.retireReason ? w.retireReason : "shutdown"},
-              {"executions", w.executions},
-              {"rss_bytes", w.rssBytes}});
+  w.life.retire(clock_.now());  // the event and log line (onTransitionLocked)
   after.frames.emplace_back(w.proc, encodeShutdown(0, options_.maxFrameBytes).value());
   ending_.emplace_back(w.proc, clock_.now() + options_.shutdownGrace);
   workers_.erase(w.id);  // `w` is gone from here
@@ -208,30 +227,19 @@ void ExecPool::superviseOnce() {
     std::lock_guard lock(mu_);
     SteadyTime now = clock_.now();
     for (auto& [id, w] : workers_) {
-      if (w->killed) continue;
-      if (w->state == Worker::State::kSpawning) {
-        if (now > w->spawnDeadline) {
-          killLocked(*w, "did not answer its first heartbeat within " +
-                             std::to_string(options_.spawnTimeout.count()) + " ms");
-        }
-        continue;
-      }
-      if (w->heartbeatOutstanding) {
-        if (now - w->heartbeatSentAt > options_.heartbeatTimeout) {
-          killLocked(*w, "missed a heartbeat (no answer within " +
-                             std::to_string(options_.heartbeatTimeout.count()) + " ms)");
-        }
-      } else if (now >= w->nextHeartbeat) {
-        w->heartbeatOutstanding = true;
-        w->heartbeatSentAt = now;
-        after.frames.emplace_back(
-            w->proc, encodeHeartbeat(++w->heartbeatSeq, options_.maxFrameBytes).value());
+      if (!w->proc) continue;  // its spawn failed: its death is on the way
+      WorkerLifecycle::Due due = w->life.due(now);
+      if (due.kind == WorkerLifecycle::Due::Kind::kKill) {
+        killLocked(*w, due.reason);
+      } else if (due.kind == WorkerLifecycle::Due::Kind::kHeartbeat) {
+        after.frames.emplace_back(w->proc,
+                                  encodeHeartbeat(due.seq, options_.maxFrameBytes).value());
       }
     }
     for (auto& [id, e] : executions_) {
       if (e->worker == 0 || now < e->killAt) continue;
       auto w = workers_.find(e->worker);
-      if (w == workers_.end() || w->second->killed) continue;
+      if (w == workers_.end() || !w->second->life.live()) continue;
       logEvent(Level::kError, "terminating a hung worker",
                {{"worker", e->worker}, {"execution", id}, {"timeout_ms", e->timeoutMs}});
       killLocked(*w->second, "execution " + std::to_string(id) +
@@ -314,23 +322,16 @@ void ExecPool::shutdown(std::chrono::milliseconds drain) {
     workers_.clear();
   }
   after.run();
-  // The workers get their grace to exit, then SIGKILL.
-  auto until = std::chrono::steady_clock::now() + options_.shutdownGrace;
-  for (;;) {
-    bool alive = false;
-    {
-      std::lock_guard lock(mu_);
-      for (auto& [proc, at] : ending_) alive = alive || proc->alive();
-    }
-    if (!alive || std::chrono::steady_clock::now() >= until) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  // The workers get their grace to exit (those retiring already, too), then SIGKILL.
+  std::vector<std::shared_ptr<WorkerProcess>> ending;
   {
     std::lock_guard lock(mu_);
-    for (auto& [proc, at] : ending_) {
-      proc->kill(SIGKILL);
-      graveyard_.push_back(proc);
-    }
+    for (auto& [proc, at] : ending_) ending.push_back(proc);
+  }
+  endWorkers(ending, std::chrono::steady_clock::now() + options_.shutdownGrace);
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [proc, at] : ending_) graveyard_.push_back(proc);
     ending_.clear();
     supervisorStop_ = true;
     wake_.notify_all();

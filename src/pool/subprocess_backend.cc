@@ -1,9 +1,9 @@
 #include "pool/subprocess_backend.h"
 
+#include <signal.h>
+
 #include <map>
 #include <set>
-
-#include <signal.h>
 
 #include "obs/log.h"
 #include "pool/body_forwarder.h"
@@ -75,6 +75,11 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
     slot->index = static_cast<int>(slots_.size());
     slot->group = group;
     slot->budget = CrashBudget(options_.crashBudget);
+    const Slot* raw = slot.get();
+    slot->life =
+        WorkerLifecycle(LifecycleOptions{options_.spawnTimeout, options_.heartbeatInterval,
+                                         options_.heartbeatTimeout},
+                        [this, raw](const WorkerTransition& t) { onTransitionLocked(*raw, t); });
     slots_.push_back(std::move(slot));
   };
   for (std::size_t i = 0; i < options_.size; ++i) addSlot("");
@@ -120,7 +125,7 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
     perSlot("isolane_worker_isolates", "App isolates alive per worker (one per app per thread)",
             [](const WorkerInfo& w) { return w.isolates; });
     perSlot("isolane_worker_up", "1 when the slot has a live, ready worker",
-            [](const WorkerInfo& w) { return w.state == SlotState::kReady ? 1 : 0; });
+            [](const WorkerInfo& w) { return w.state == WorkerState::kReady ? 1 : 0; });
     perSlot("isolane_worker_quarantined",
             "1 while the slot is in quarantine (used only when no other worker can be)",
             [](const WorkerInfo& w) { return w.quarantined ? 1 : 0; });
@@ -220,7 +225,7 @@ Status SubprocessBackend::start(const std::vector<AppSpec>& apps) {
     Slot& slot = *slots_[i];
     bool firstOfGroup = i == 0 || slots_[i - 1]->group != slot.group;
     if (!manualSupervision_ && !firstOfGroup) continue;
-    if (slot.state == SlotState::kEmpty && !slot.proc) spawnLocked(slot);
+    if (slot.life.state() == WorkerState::kResting && !slot.proc) spawnLocked(slot);
   }
   if (manualSupervision_) return Status::success();
   auto deadline =
@@ -230,10 +235,10 @@ Status SubprocessBackend::start(const std::vector<AppSpec>& apps) {
     std::set<std::string> readyGroups, groups;
     for (auto& s : slots_) {
       groups.insert(s->group);
-      if (s->state == SlotState::kReady) readyGroups.insert(s->group);
+      if (s->life.ready()) readyGroups.insert(s->group);
       if (!s->loadError.empty() && error.empty()) error = s->loadError;
-      if (s->budget.recentCrashes() > 0 && error.empty() && !s->killReason.empty()) {
-        error = "worker " + std::to_string(s->index) + " could not start: " + s->killReason;
+      if (s->budget.recentCrashes() > 0 && error.empty() && !s->life.reason().empty()) {
+        error = "worker " + std::to_string(s->index) + " could not start: " + s->life.reason();
       }
     }
     // One ready worker of each group is enough to serve: it loaded its apps, so they are sound;
@@ -314,9 +319,12 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
     SteadyTime now = clock_.now();
     for (auto& s : slots_) {
       if (!candidateLocked(*s, request.app, stream)) continue;
-      anyReady |= s->state == SlotState::kReady;
-      anyStarting |= s->state == SlotState::kStarting ||
-                     (s->state == SlotState::kEmpty && started_ && s->respawnAt <= now);
+      anyReady |= s->life.ready();
+      // Spawning or loading, or dying to be respawned, or resting only until now.
+      WorkerState state = s->life.state();
+      anyStarting |= state == WorkerState::kSpawning || state == WorkerState::kLoading ||
+                     state == WorkerState::kKilling ||
+                     (state == WorkerState::kResting && started_ && s->life.restUntil() <= now);
     }
     bool fresh = id == 0;
     if (fresh) id = admission_.nextId();
@@ -416,7 +424,7 @@ void SubprocessBackend::drainQueue() {
     };
     std::map<std::string, Room> rooms;  // by group ("": the shared workers)
     for (auto& s : slots_) {
-      if (s->state != SlotState::kReady) continue;
+      if (!s->life.ready()) continue;
       Room& room = rooms[s->group];
       if (!s->group.empty() || inStreamingLane(*s) || !lanes()) ++room.streamSlots;
       if (!inStreamingLane(*s) && s->inFlight < options_.workerMaxInflight && !wedgedLocked(*s)) {
@@ -427,8 +435,7 @@ void SubprocessBackend::drainQueue() {
     ready = admission_.takeReady([&](const WaitingRequest& w) {
       Room& room = rooms[groupOf(w.request.app)];
       bool stream = w.request.streaming;
-      if (stream ? room.streamSlots == 0 || streamCap == 0
-                 : room.shortRoom == 0 || shortCap == 0) {
+      if (stream ? room.streamSlots == 0 || streamCap == 0 : room.shortRoom == 0 || shortCap == 0) {
         return false;
       }
       // A confined heavy app goes only where it may (placed again, it would wait at once).
@@ -468,12 +475,12 @@ std::vector<WorkerInfo> SubprocessBackend::workers() const {
   std::vector<WorkerInfo> out;
   SteadyTime now = clock_.now();
   for (const auto& s : slots_) {
-    out.push_back(WorkerInfo{s->index, s->state, s->proc ? s->proc->pid() : 0, s->inFlight,
+    out.push_back(WorkerInfo{s->index, s->life.state(), s->proc ? s->proc->pid() : 0, s->inFlight,
                              s->streams, inStreamingLane(*s), s->rssBytes, s->heapUsedBytes,
-                             s->heapLimitBytes, s->executions,
-                             s->state == SlotState::kEmpty && s->respawnAt > now, s->isolates});
+                             s->heapLimitBytes, s->executions, s->life.restingUntilLater(now),
+                             s->isolates});
     out.back().quarantined = s->quarantinedUntil > now;
-    if (s->status && s->state == SlotState::kReady) {
+    if (s->status && s->life.ready()) {
       WorkerLoad load =
           readWorkerLoad(s->status->page(), std::chrono::steady_clock::now(), options_.wedgedTurn);
       out.back().pending = load.pending;
@@ -488,7 +495,7 @@ std::vector<WorkerInfo> SubprocessBackend::workers() const {
 std::size_t SubprocessBackend::readyWorkers() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::size_t n = 0;
-  for (const auto& s : slots_) n += s->state == SlotState::kReady;
+  for (const auto& s : slots_) n += s->life.ready();
   return n;
 }
 

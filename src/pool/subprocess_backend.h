@@ -26,16 +26,15 @@
 #include "pool/crash_budget.h"
 #include "pool/egress.h"
 #include "pool/pool_options.h"
+#include "pool/worker_lifecycle.h"
 #include "pool/worker_process.h"
 #include "util/clock.h"
 
 namespace isolane {
 
-enum class SlotState { kEmpty, kStarting, kReady };
-
 struct WorkerInfo {
   int slot;
-  SlotState state;
+  WorkerState state;
   pid_t pid;
   std::size_t inFlight;
   std::size_t streams;
@@ -95,7 +94,10 @@ class SubprocessBackend final : public Backend {
   void noteCodeCache(const std::string& engineKey, const wire::AppLoaded& loaded,
                      const std::string& offeredSha256, bool cacheOffered, bool firstLoad);
   void onDeath(int slot, std::uint64_t generation, const std::string& reason);
+  // Sends SIGKILL to a live worker, once, and remembers why (its death then reports it).
   void killLocked(Slot& slot, const std::string& reason);
+  // Every change of a slot's state (WorkerLifecycle's sink): its log line, event and metric.
+  void onTransitionLocked(const Slot& slot, const WorkerTransition& t);
   // Dispatches to a worker or queues or sheds; mu_ must not be held.
   // Returns the request's cancel handle (queued ones have one too), 0 when shed.
   // `replayed`: this is the one replay of an idempotent request whose worker died under it.

@@ -17,7 +17,7 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
   // A worker being killed (a violation, a missed heartbeat) is not listened to any more: the
   // frames it sent before the SIGKILL landed, read in the same buffer, would otherwise still
   // count (its readiness among them).
-  if (!slot.killReason.empty()) return;
+  if (!slot.life.live()) return;
   auto violation = [&](const std::string& what) {
     logEvent(Level::kError, "worker protocol violation",
              {{"slot", index}, {"pid", slot.proc ? slot.proc->pid() : 0}, {"error", what}});
@@ -35,7 +35,7 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
   };
   switch (frame.message_type()) {
     case wire::Message::FetchCall: {
-      if (!slot.helloSeen) return violation("FetchCall before Hello");
+      if (!slot.life.helloSeen()) return violation("FetchCall before Hello");
       // Only for an app it runs: a worker of the shared group never has the allowances of an
       // app of its own process (nor the other way round).
       const wire::FetchCall* call = frame.message_as_FetchCall();
@@ -57,10 +57,8 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
                          std::to_string(kProtocolVersion));
       }
       std::string key = m->engine_key() ? m->engine_key()->str() : std::string();
-      if (slot.helloSeen || key.size() > 4096) {
-        return violation(slot.helloSeen ? "a second Hello" : "an engine key over 4096 bytes");
-      }
-      slot.helloSeen = true;
+      if (key.size() > 4096) return violation("an engine key over 4096 bytes");
+      if (auto bad = slot.life.hello(clock_.now())) return violation(*bad);
       slot.engineKey = key;
       lock.unlock();
       loadApps(index, generation, key);
@@ -68,13 +66,13 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
     }
     case wire::Message::AppLoaded: {
       const wire::AppLoaded* m = frame.message_as_AppLoaded();
-      if (!slot.helloSeen) return violation("AppLoaded before Hello");
+      if (!slot.life.helloSeen()) return violation("AppLoaded before Hello");
       // Each load it was sent is answered once, by its name, the first before the others go.
       std::string name = m->name() ? m->name()->str() : "";
       auto load = slot.loadsOutstanding.find(name);
       if (load == slot.loadsOutstanding.end()) {
-        return violation("AppLoaded for an app it was not loading (" +
-                         std::to_string(name.size()) + "-byte name)");
+        return violation("AppLoaded for an app it was not loading (" + std::to_string(name.size()) +
+                         "-byte name)");
       }
       Slot::Load offered = std::move(load->second);
       slot.loadsOutstanding.erase(load);
@@ -85,7 +83,7 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
         // The first load is answered: the others, and the heartbeat, go now.
         std::vector<std::string> later = std::move(slot.laterLoads);
         slot.laterLoads.clear();
-        if (!later.empty()) slot.heartbeatSentAt = clock_.now();
+        if (!later.empty()) slot.life.heartbeatSent(clock_.now());
         std::shared_ptr<WorkerProcess> proc = slot.proc;
         lock.unlock();
         for (const std::string& f : later) (void)proc->send(f);
@@ -114,19 +112,11 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
         consoleDropped_.with({}).inc(m->console_dropped_lines() - slot.consoleDropped);
       }
       slot.consoleDropped = m->console_dropped_lines();
-      if (slot.heartbeatOutstanding && m->seq() == slot.heartbeatSeq) {
-        heartbeatRtt_.with({}).observe(
-            std::chrono::duration<double>(now - slot.heartbeatSentAt).count());
-        slot.heartbeatOutstanding = false;
-        slot.nextHeartbeat = now + options_.heartbeatInterval;
+      if (auto rtt = slot.life.heartbeatAnswered(m->seq(), now)) {
+        heartbeatRtt_.with({}).observe(std::chrono::duration<double>(*rtt).count());
       }
-      if (slot.state == SlotState::kStarting && slot.loadsSent &&
-          slot.loadsOutstanding.empty()) {
-        slot.state = SlotState::kReady;
-        slot.everReady = true;
-        workerStart_.with({}).observe(std::chrono::duration<double>(now - slot.spawnedAt).count());
-        logEvent(Level::kInfo, "worker ready", {{"slot", index}, {"pid", slot.proc->pid()}});
-        recordEvent("ready", index, slot.proc->pid());
+      // Ready once its loads and the heartbeat sent after them are answered.
+      if (slot.loadsSent && slot.loadsOutstanding.empty() && slot.life.markReady(now)) {
         wake_.notify_all();
         lock.unlock();
         drainQueue();

@@ -30,7 +30,7 @@ SubprocessBackend::Pick SubprocessBackend::pickLocked(bool stream, const std::st
   for (auto& s : slots_) {
     WorkerView& v = views.emplace_back();
     v.slot = s->index;
-    v.eligible = s->state == SlotState::kReady && candidateLocked(*s, app, stream);
+    v.eligible = s->life.ready() && candidateLocked(*s, app, stream);
     v.inFlight = s->inFlight;
     v.streams = s->streams;
     v.quarantined = s->quarantinedUntil > clockNow;
@@ -55,8 +55,7 @@ SubprocessBackend::Pick SubprocessBackend::pickLocked(bool stream, const std::st
                                : 0;
   // With one worker there is nothing to keep free.
   if (eligible <= 1) heavyLimit = 0;
-  Placement placement =
-      placeRequest(views, stream, options_.workerMaxInflight, heavyLimit);
+  Placement placement = placeRequest(views, stream, options_.workerMaxInflight, heavyLimit);
   Pick pick;
   if (placement.slot >= 0) pick.slot = slots_[static_cast<std::size_t>(placement.slot)].get();
   pick.avoidedWedged = placement.avoidedWedged;
@@ -72,7 +71,7 @@ void SubprocessBackend::withdrawFromWedgedLocked(Outbox& outbox) {
   std::vector<bool> wedged(slots_.size());
   bool any = false;
   for (const auto& s : slots_) {
-    bool w = s->state == SlotState::kReady && wedgedLocked(*s);
+    bool w = s->life.ready() && wedgedLocked(*s);
     wedged[static_cast<std::size_t>(s->index)] = w;
     any |= w;
   }

@@ -13,6 +13,7 @@
 #include "ipc/status_page.h"
 #include "pool/app_counts.h"
 #include "pool/subprocess_backend.h"
+#include "pool/worker_lifecycle.h"
 
 namespace isolane {
 
@@ -21,25 +22,17 @@ struct SubprocessBackend::Slot {
   // The app whose own process this slot runs (PoolOptions::ownApps); "" for the shared workers,
   // which run every other app.
   std::string group;
-  SlotState state = SlotState::kEmpty;
+  // Its process's state, heartbeats and deadlines, and why it last died (pool/worker_lifecycle.h).
+  // Kept across respawns: a respawn is a new process in the same slot.
+  WorkerLifecycle life{LifecycleOptions{}, nullptr};
   std::shared_ptr<WorkerProcess> proc;
   std::unique_ptr<StatusPageFile> status;  // what its executor threads are doing (may be null)
   std::uint64_t generation = 0;            // frames and deaths of an older process are ignored
   std::size_t inFlight = 0;                // short requests: the ones workerMaxInflight bounds
   std::size_t streams = 0;  // requests streaming their body (or of an app marked streaming)
-  AppCounts appRequests;  // inFlight, by app
+  AppCounts appRequests;    // inFlight, by app
   std::size_t appsLoaded = 0;
-  bool everReady = false;
-  SteadyTime spawnedAt{};
-  SteadyTime spawnDeadline{};
-  SteadyTime respawnAt{};  // an empty slot waits until then (a cooldown, or now)
-  std::uint64_t heartbeatSeq = 0;
-  bool heartbeatOutstanding = false;
-  SteadyTime heartbeatSentAt{};
-  SteadyTime nextHeartbeat{};
-  std::string killReason;  // why we killed it, reported instead of "killed by signal SIGKILL"
   std::string loadError;
-  bool helloSeen = false;
   std::string engineKey;  // from its Hello (sent before any app's code ran in it): caches' key
   // The loads it was sent and has not answered, by app name: the module hash it was offered (the
   // only one it may report a code cache for, once) and whether a cache went with it. And the

@@ -40,8 +40,7 @@ void SubprocessBackend::spawnLocked(Slot& slot) {
   if (page) page.value()->closeFd();  // the child has its copy
   slot.status = page ? std::move(page.value()) : nullptr;
   if (!proc) {
-    slot.killReason = proc.error();
-    slot.respawnAt = slot.budget.recordCrash(now);
+    slot.life.died(now, proc.error(), slot.budget.recordCrash(now));
     crashes_.with({slotName(index)}).inc();
     logEvent(Level::kError, "worker spawn failed", {{"slot", index}, {"error", proc.error()}});
     recordEvent("spawn-failed", index, 0, proc.error());
@@ -51,18 +50,11 @@ void SubprocessBackend::spawnLocked(Slot& slot) {
   // Never destroy a process under mu_ (its reader thread may be waiting for mu_).
   if (slot.proc) graveyard_.push_back(std::move(slot.proc));
   slot.proc = std::shared_ptr<WorkerProcess>(std::move(proc.value()));
-  slot.state = SlotState::kStarting;
-  slot.spawnedAt = now;
-  slot.spawnDeadline = now + options_.spawnTimeout;
   slot.appsLoaded = 0;
   slot.inFlight = 0;
   slot.appRequests.clear();
-  slot.killReason.clear();
   slot.loadError.clear();
-  spawns_.with({}).inc();
-  if (slot.everReady) respawns_.with({}).inc();
   slot.engineKey.clear();
-  slot.helloSeen = false;
   slot.loadsOutstanding.clear();
   slot.laterLoads.clear();
   slot.firstApp.clear();
@@ -72,8 +64,35 @@ void SubprocessBackend::spawnLocked(Slot& slot) {
   slot.consoleDropped = 0;
   slot.egressReply.reset();
   // The apps go out when it says hello (loadApps): their code caches depend on its engine.
-  logEvent(Level::kInfo, "worker spawned", {{"slot", index}, {"pid", slot.proc->pid()}});
-  recordEvent(slot.everReady ? "respawn" : "spawn", index, slot.proc->pid());
+  slot.life.spawned(now);
+}
+
+void SubprocessBackend::onTransitionLocked(const Slot& slot, const WorkerTransition& t) {
+  pid_t pid = slot.proc ? slot.proc->pid() : 0;
+  switch (t.to) {
+    case WorkerState::kSpawning:
+      spawns_.with({}).inc();
+      if (slot.life.everReady()) respawns_.with({}).inc();
+      logEvent(Level::kInfo, "worker spawned", {{"slot", slot.index}, {"pid", pid}});
+      recordEvent(slot.life.everReady() ? "respawn" : "spawn", slot.index, pid);
+      break;
+    case WorkerState::kReady:
+      workerStart_.with({}).observe(
+          std::chrono::duration<double>(t.now - slot.life.spawnedAt()).count());
+      logEvent(Level::kInfo, "worker ready", {{"slot", slot.index}, {"pid", pid}});
+      recordEvent("ready", slot.index, pid);
+      break;
+    case WorkerState::kKilling:
+      recordEvent("kill", slot.index, pid, t.reason);
+      break;
+    case WorkerState::kDraining:
+      recordEvent("drain", slot.index, pid, t.reason);
+      break;
+    case WorkerState::kLoading:
+    case WorkerState::kResting:
+      // Its deaths are told by onDeath, which knows what they cost (the requests lost).
+      break;
+  }
 }
 
 void SubprocessBackend::loadApps(int index, std::uint64_t generation,
@@ -103,7 +122,8 @@ void SubprocessBackend::loadApps(int index, std::uint64_t generation,
   std::size_t maxModuleBytes =
       options_.maxFrameBytes > 2 * kFrameRoom ? options_.maxFrameBytes - kFrameRoom : kFrameRoom;
   for (AppSpec& app : apps) {
-    app.modules = std::make_shared<const AppModules>(readAppModules(app.modulePath, maxModuleBytes));
+    app.modules =
+        std::make_shared<const AppModules>(readAppModules(app.modulePath, maxModuleBytes));
     codeCache_.offer(app, engineKey);
     auto frame = encodeLoadApp(app, options_.maxFrameBytes);
     if (!frame && !app.codeCache.empty()) {  // over the frame ceiling: without the cache
@@ -130,10 +150,7 @@ void SubprocessBackend::loadApps(int index, std::uint64_t generation,
     slot.firstApp = apps.empty() ? std::string() : apps.front().name;
     slot.loadsSent = true;
     // The first heartbeat is answered only after the loads before it: ready means loaded.
-    slot.heartbeatSeq++;
-    slot.heartbeatOutstanding = true;
-    slot.heartbeatSentAt = clock_.now();
-    auto hb = encodeHeartbeat(slot.heartbeatSeq, options_.maxFrameBytes);
+    auto hb = encodeHeartbeat(slot.life.firstHeartbeat(clock_.now()), options_.maxFrameBytes);
     // The other loads (and the heartbeat) wait for the first load's answer (Slot::laterLoads).
     slot.laterLoads.clear();
     for (std::size_t i = 1; i < frames.size(); ++i) slot.laterLoads.push_back(std::move(frames[i]));
@@ -179,21 +196,17 @@ void SubprocessBackend::noteCodeCache(const std::string& engineKey, const wire::
 
 bool SubprocessBackend::lastLiveOfLaneLocked(const Slot& slot, SteadyTime now) const {
   for (const auto& s : slots_) {
-    if (s.get() == &slot || s->group != slot.group || inStreamingLane(*s) != inStreamingLane(slot)) {
+    if (s.get() == &slot || s->group != slot.group ||
+        inStreamingLane(*s) != inStreamingLane(slot)) {
       continue;
     }
-    bool resting = s->state == SlotState::kEmpty && s->respawnAt > now;
-    if (!resting) return false;
+    if (!s->life.restingUntilLater(now)) return false;
   }
   return true;
 }
 
 void SubprocessBackend::killLocked(Slot& slot, const std::string& reason) {
-  if (slot.killReason.empty()) slot.killReason = reason;
-  if (slot.proc) {
-    recordEvent("kill", slot.index, slot.proc->pid(), slot.killReason);
-    slot.proc->kill(SIGKILL);
-  }
+  if (slot.life.kill(clock_.now(), reason) && slot.proc) slot.proc->kill(SIGKILL);
 }
 
 void SubprocessBackend::onDeath(int index, std::uint64_t generation, const std::string& reason) {
@@ -211,7 +224,6 @@ void SubprocessBackend::onDeath(int index, std::uint64_t generation, const std::
     std::lock_guard<std::mutex> lock(mu_);
     Slot& slot = *slots_[static_cast<std::size_t>(index)];
     if (slot.generation != generation) return;
-    why = slot.killReason.empty() ? reason : slot.killReason + " (" + reason + ")";
     pid = slot.proc ? slot.proc->pid() : 0;
     stopping = stopping_;
     std::string cut = "WORKER_CRASHED: worker " + std::to_string(index) + " died: " + reason;
@@ -231,20 +243,18 @@ void SubprocessBackend::onDeath(int index, std::uint64_t generation, const std::
     }
     if (slot.proc) graveyard_.push_back(std::move(slot.proc));
     egress_.forget(egressOwner(index, generation));
-    slot.state = SlotState::kEmpty;
     slot.inFlight = 0;
     slot.appRequests.clear();
     slot.streams = 0;
-    slot.heartbeatOutstanding = false;
-    if (slot.killReason.empty()) slot.killReason = reason;
+    SteadyTime now = clock_.now();
+    SteadyTime restUntil = now;  // when it is spawned again
     if (!stopping) {
       crashes_.with({slotName(index)}).inc();
-      SteadyTime now = clock_.now();
       // Quarantined: its next process gets requests only when no other worker can take them.
       slot.quarantinedUntil = now + options_.quarantine;
       quarantines_.with({slotName(index)}).inc();
-      slot.respawnAt = slot.budget.recordCrash(now);
-      if (slot.respawnAt > now && lastLiveOfLaneLocked(slot, now)) {
+      restUntil = slot.budget.recordCrash(now);
+      if (restUntil > now && lastLiveOfLaneLocked(slot, now)) {
         // The floor: the last slot of its lane never rests for the whole cooldown (the server
         // would answer only no-worker); it comes back after a backoff that doubles each time.
         if (now - slot.lastBackoff > options_.crashBudget.window) slot.backoffLevel = 0;
@@ -253,13 +263,13 @@ void SubprocessBackend::onDeath(int index, std::uint64_t generation, const std::
             kFloorBackoff * (std::int64_t{1} << std::min(slot.backoffLevel, 16)));
         ++slot.backoffLevel;
         slot.lastBackoff = now;
-        slot.respawnAt = now + backoff;
+        restUntil = now + backoff;
         backoffs_.with({slotName(index)}).inc();
         recordEvent("backoff", index, 0,
                     "the last of its lane: back in " + std::to_string(backoff.count()) + " ms");
         logEvent(Level::kWarn, "worker slot backing off (the last of its lane)",
                  {{"slot", index}, {"backoff_ms", static_cast<std::int64_t>(backoff.count())}});
-      } else if (slot.respawnAt > now) {
+      } else if (restUntil > now) {
         cooldowns_.with({slotName(index)}).inc();
         recordEvent("cooldown", index, 0, "crash budget spent");
         logEvent(
@@ -268,6 +278,7 @@ void SubprocessBackend::onDeath(int index, std::uint64_t generation, const std::
              {"cooldown_ms", static_cast<std::int64_t>(options_.crashBudget.cooldown.count())}});
       }
     }
+    why = slot.life.died(now, reason, restUntil);
     wake_.notify_all();
   }
   if (!stopping) {
@@ -309,32 +320,19 @@ void SubprocessBackend::superviseOnce() {
     dead.swap(graveyard_);
     for (auto& s : slots_) {
       Slot& slot = *s;
-      switch (slot.state) {
-        case SlotState::kEmpty:
-          // Before start() the supervisor spawns nothing: start() spawns the first workers.
-          if (!stopping_ && (started_ || manualSupervision_) && now >= slot.respawnAt) {
-            spawnLocked(slot);
-          }
-          break;
-        case SlotState::kStarting:
-          if (now > slot.spawnDeadline) {
-            killLocked(slot, "did not answer its first heartbeat within " +
-                                 std::to_string(options_.spawnTimeout.count()) + " ms");
-          }
-          break;
-        case SlotState::kReady:
-          if (slot.heartbeatOutstanding) {
-            if (now - slot.heartbeatSentAt > options_.heartbeatTimeout) {
-              killLocked(slot, "missed a heartbeat (no answer within " +
-                                   std::to_string(options_.heartbeatTimeout.count()) + " ms)");
-            }
-          } else if (now >= slot.nextHeartbeat) {
-            auto hb = encodeHeartbeat(++slot.heartbeatSeq, options_.maxFrameBytes);
-            slot.heartbeatOutstanding = true;
-            slot.heartbeatSentAt = now;
-            if (hb) outbox.emplace_back(slot.proc, std::move(hb.value()));
-          }
-          break;
+      if (slot.life.state() == WorkerState::kResting) {
+        // Before start() the supervisor spawns nothing: start() spawns the first workers.
+        if (!stopping_ && (started_ || manualSupervision_) && now >= slot.life.restUntil()) {
+          spawnLocked(slot);
+        }
+        continue;
+      }
+      WorkerLifecycle::Due due = slot.life.due(now);
+      if (due.kind == WorkerLifecycle::Due::Kind::kKill) {
+        killLocked(slot, due.reason);
+      } else if (due.kind == WorkerLifecycle::Due::Kind::kHeartbeat) {
+        auto hb = encodeHeartbeat(due.seq, options_.maxFrameBytes);
+        if (hb) outbox.emplace_back(slot.proc, std::move(hb.value()));
       }
     }
     withdrawFromWedgedLocked(outbox);
@@ -347,7 +345,7 @@ void SubprocessBackend::superviseOnce() {
       }
       if (now > p.hangDeadline) {
         Slot& slot = *slots_[static_cast<std::size_t>(p.slot)];
-        if (slot.generation == p.generation && slot.killReason.empty()) {
+        if (slot.generation == p.generation && slot.life.live()) {
           killLocked(slot, "request " + p.requestId + " got no answer within " +
                                std::to_string((options_.requestTimeout + options_.requestCpuLimit +
                                                options_.hangGrace)
@@ -391,22 +389,15 @@ void SubprocessBackend::stop() {
   }
   // Each worker answers what it runs with SHUTTING_DOWN and exits; one that does not within the
   // grace is sent SIGKILL.
-  auto deadline = std::chrono::steady_clock::now() + options_.shutdownGrace;
-  for (auto& p : procs) {
-    while (p->alive() && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    p->kill(SIGKILL);
-  }
-  for (auto& p : procs) {
-    while (p->alive()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+  endWorkers(procs, std::chrono::steady_clock::now() + options_.shutdownGrace);
   std::vector<std::pair<std::uint64_t, Pending>> left;
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& s : slots_) {
       if (s->proc) procs.push_back(std::move(s->proc));
-      s->state = SlotState::kEmpty;
+      if (s->life.state() != WorkerState::kResting) {
+        s->life.died(clock_.now(), "the pool stopped", clock_.now());
+      }
     }
     for (auto& g : graveyard_) procs.push_back(std::move(g));
     graveyard_.clear();

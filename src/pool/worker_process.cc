@@ -92,8 +92,8 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(const std::vector<st
     close(output[0]);
     return Error{"cannot start worker " + argv[0] + ": " + std::strerror(rc)};
   }
-  return std::unique_ptr<WorkerProcess>(new WorkerProcess(
-      pid, fds[0], output[0], maxFrameBytes, std::move(onFrame), std::move(onDeath)));
+  return std::unique_ptr<WorkerProcess>(new WorkerProcess(pid, fds[0], output[0], maxFrameBytes,
+                                                          std::move(onFrame), std::move(onDeath)));
 }
 
 WorkerProcess::WorkerProcess(pid_t pid, int fd, int outputFd, std::size_t maxFrameBytes,
@@ -136,6 +136,24 @@ void WorkerProcess::kill(int signal) {
   if (!reaped_) ::kill(pid_, signal);
 }
 
+bool WorkerProcess::waitExit(std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock<std::mutex> lock(reapMutex_);
+  if (deadline == std::chrono::steady_clock::time_point::max()) {  // (no overflow in a timespec)
+    reapedCv_.wait(lock, [this] { return reaped_.load(); });
+    return true;
+  }
+  return reapedCv_.wait_until(lock, deadline, [this] { return reaped_.load(); });
+}
+
+void endWorkers(const std::vector<std::shared_ptr<WorkerProcess>>& procs,
+                std::chrono::steady_clock::time_point deadline) {
+  for (const auto& p : procs) {
+    if (!p->waitExit(deadline)) p->kill(SIGKILL);
+  }
+  // SIGKILL cannot be ignored: each is reaped by its reader once the kernel has ended it.
+  for (const auto& p : procs) p->waitExit(std::chrono::steady_clock::time_point::max());
+}
+
 std::string WorkerProcess::reap() {
   // Wait for the exit without reaping first: until reaped_ is set under the lock, kill() may
   // still signal this pid, which must not have been reused by then.
@@ -151,6 +169,7 @@ std::string WorkerProcess::reap() {
     } while (r < 0 && errno == EINTR);
     reaped_ = true;
   }
+  reapedCv_.notify_all();
   if (r != pid_) return "exited (status unknown)";
   if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) {

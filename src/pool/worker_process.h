@@ -11,6 +11,8 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -48,10 +50,13 @@ class WorkerProcess {
   void kill(int signal);
   pid_t pid() const { return pid_; }
   bool alive() const { return !reaped_.load(); }
+  // Waits until the child has been reaped or `deadline` passes (woken by the reaping, not
+  // polled); true when it has been. Not from the reader thread (the death callback).
+  bool waitExit(std::chrono::steady_clock::time_point deadline);
 
  private:
-  WorkerProcess(pid_t pid, int fd, int outputFd, std::size_t maxFrameBytes,
-                FrameHandler onFrame, DeathHandler onDeath);
+  WorkerProcess(pid_t pid, int fd, int outputFd, std::size_t maxFrameBytes, FrameHandler onFrame,
+                DeathHandler onDeath);
   void readLoop();
   std::string reap();
 
@@ -62,10 +67,17 @@ class WorkerProcess {
   FrameHandler onFrame_;
   DeathHandler onDeath_;
   std::unique_ptr<FrameOutbox> out_;
-  std::mutex reapMutex_;  // kill() never signals a reaped (possibly reused) pid
+  std::mutex reapMutex_;              // kill() never signals a reaped (possibly reused) pid
+  std::condition_variable reapedCv_;  // waitExit() waits on it, under reapMutex_
   std::atomic<bool> reaped_{false};
   std::atomic<bool> silenced_{false};  // set by the destructor: no death callback then
   std::thread reader_;
 };
+
+// Ends worker processes that were asked to exit (sent a Shutdown frame): each has until
+// `deadline` to exit by itself, then gets SIGKILL; returns once every one has been reaped. Safe
+// from any thread but a reader thread of one of them.
+void endWorkers(const std::vector<std::shared_ptr<WorkerProcess>>& procs,
+                std::chrono::steady_clock::time_point deadline);
 
 }  // namespace isolane

@@ -11,11 +11,16 @@ namespace {
 
 const char* stateName(const WorkerInfo& w, bool draining) {
   switch (w.state) {
-    case SlotState::kEmpty:
+    case WorkerState::kResting:
       return w.coolingDown ? "cooling-down" : "empty";
-    case SlotState::kStarting:
+    case WorkerState::kSpawning:
+    case WorkerState::kLoading:
       return "starting";
-    case SlotState::kReady:
+    case WorkerState::kKilling:
+      return "killing";
+    case WorkerState::kDraining:
+      return "draining";
+    case WorkerState::kReady:
       break;
   }
   if (draining) return "draining";
@@ -28,7 +33,7 @@ nlohmann::json workersJson(const std::vector<WorkerInfo>& workers, bool lanes, b
   nlohmann::json out = nlohmann::json::array();
   for (const WorkerInfo& w : workers) {
     out.push_back({{"slot", w.slot},
-                   {"pid", w.state == SlotState::kEmpty ? 0 : w.pid},
+                   {"pid", w.state == WorkerState::kResting ? 0 : w.pid},
                    {"lane", !lanes            ? "all"
                             : w.streamingLane ? "streaming"
                                               : "short"},

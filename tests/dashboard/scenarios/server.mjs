@@ -18,7 +18,7 @@ import { check, current, fatal, setPart } from '../lib/report.mjs';
 
 const POOL_SIZE = 2;
 const HOSTILE_APP = '<img src=x onerror=window.__pwned=1>';
-const SERVER_STATES = ['starting', 'serving', 'wedged', 'draining', 'quarantined', 'cooling-down',
+const SERVER_STATES = ['starting', 'serving', 'wedged', 'draining', 'killing', 'quarantined', 'cooling-down',
                        'empty'];
 
 // ---- load: concurrent loops of fetches
