@@ -115,7 +115,7 @@ ExecPool::ExecPool(ExecPoolOptions options, MetricsRegistry& metrics, const Cloc
 ExecPool::~ExecPool() {
   shutdown(std::chrono::milliseconds(0));
   if (supervisor_.joinable()) supervisor_.join();
-  std::vector<std::shared_ptr<WorkerProcess>> dead;
+  std::vector<std::shared_ptr<WorkerChannel>> dead;
   {
     std::lock_guard lock(mu_);
     dead.swap(graveyard_);

@@ -35,7 +35,7 @@
 #include "pool/egress.h"
 #include "pool/pool_options.h"
 #include "pool/worker_lifecycle.h"
-#include "pool/worker_process.h"
+#include "pool/worker_channel.h"
 #include "util/clock.h"
 
 namespace isolane {
@@ -60,6 +60,8 @@ struct ExecPoolOptions {
   std::size_t maxFrameBytes = kDefaultMaxFrameBytes;
   // The worker executable and its arguments (server/engine_command.h); the pool appends --slot.
   std::vector<std::string> workerCommand;
+  // How a worker is started: null, a process (spawnWorkerProcess); tests give an in-memory one.
+  WorkerSpawner spawnWorker;
   // Called with every event (the same fields as its log line, and "event": its name), with the
   // pool's lock held: it must not block or call the pool.
   std::function<void(const nlohmann::ordered_json& event)> onEvent;
@@ -130,7 +132,7 @@ class ExecPool {
  private:
   struct Worker;
   struct Execution;
-  using Outbox = std::vector<std::pair<std::shared_ptr<WorkerProcess>, std::string>>;
+  using Outbox = std::vector<std::pair<std::shared_ptr<WorkerChannel>, std::string>>;
   // Work to do once mu_ is released: frames to send and callbacks to call.
   struct After {
     Outbox frames;
@@ -171,8 +173,8 @@ class ExecPool {
   std::map<std::uint64_t, std::unique_ptr<Execution>> executions_;  // queued and running
   std::deque<std::uint64_t> queue_;
   // Workers sent Shutdown (retired, or the pool's shutdown): SIGTERM now, SIGKILL at the time.
-  std::vector<std::pair<std::shared_ptr<WorkerProcess>, SteadyTime>> ending_;
-  std::vector<std::shared_ptr<WorkerProcess>> graveyard_;  // dead; destroyed off their reader
+  std::vector<std::pair<std::shared_ptr<WorkerChannel>, SteadyTime>> ending_;
+  std::vector<std::shared_ptr<WorkerChannel>> graveyard_;  // dead; destroyed off their reader
   std::uint64_t nextWorker_ = 1;
   std::uint64_t nextExecution_ = 1;
   bool shuttingDown_ = false;

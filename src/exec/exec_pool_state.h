@@ -12,7 +12,7 @@ namespace isolane {
 
 struct ExecPool::Worker {
   std::uint64_t id = 0;
-  std::shared_ptr<WorkerProcess> proc;
+  std::shared_ptr<WorkerChannel> proc;
   // Its state, heartbeats and deadlines (pool/worker_lifecycle.h): loading is the wait for its
   // first heartbeat's answer; draining, for its running executions to settle before it retires.
   WorkerLifecycle life{LifecycleOptions{}, nullptr};

@@ -24,10 +24,11 @@ ExecPool::Worker& ExecPool::spawnLocked(After& after) {
   std::vector<std::string> argv = options_.workerCommand;
   argv.push_back("--slot");
   argv.push_back(std::to_string(id));
-  auto proc = WorkerProcess::spawn(
-      argv, options_.maxFrameBytes, [this, id](const wire::Frame& f) { onFrame(id, f); },
-      [this, id](const std::string& why) { onDeath(id, why); });
-  if (proc) w->proc = std::shared_ptr<WorkerProcess>(std::move(proc.value()));
+  const WorkerSpawner& spawn = options_.spawnWorker ? options_.spawnWorker : spawnWorkerProcess;
+  auto proc = spawn(WorkerSpawn{std::move(argv), options_.maxFrameBytes,
+                                [this, id](const wire::Frame& f) { onFrame(id, f); },
+                                [this, id](const std::string& why) { onDeath(id, why); }});
+  if (proc) w->proc = std::shared_ptr<WorkerChannel>(std::move(proc.value()));
   w->life.spawned(clock_.now());
   if (!proc) {
     // Reported as its death once the lock is released (it stays spawning, with no process, until
@@ -221,7 +222,7 @@ void ExecPool::retireLocked(Worker& w, After& after) {
 }
 
 void ExecPool::superviseOnce() {
-  std::vector<std::shared_ptr<WorkerProcess>> dead;
+  std::vector<std::shared_ptr<WorkerChannel>> dead;
   After after;
   {
     std::lock_guard lock(mu_);
@@ -323,7 +324,7 @@ void ExecPool::shutdown(std::chrono::milliseconds drain) {
   }
   after.run();
   // The workers get their grace to exit (those retiring already, too), then SIGKILL.
-  std::vector<std::shared_ptr<WorkerProcess>> ending;
+  std::vector<std::shared_ptr<WorkerChannel>> ending;
   {
     std::lock_guard lock(mu_);
     for (auto& [proc, at] : ending_) ending.push_back(proc);

@@ -43,7 +43,7 @@
 namespace isolane {
 
 struct AdmissionOptions {
-  std::size_t maxInflight = 1024;         // short requests admitted at once
+  std::size_t maxInflight = 1024;          // short requests admitted at once
   std::size_t streamMaxInflight = 10'000;  // streams admitted at once
   std::size_t maxQueue = 0;                // requests waiting for room; 0: shed at once
   std::chrono::milliseconds queueTimeout{1'000};
@@ -128,13 +128,13 @@ class Admission {
 
  private:
   const AdmissionOptions options_;
-  CappedCount admitted_;  // short requests (the global in-flight cap)
-  CappedCount streams_;   // streams
+  CappedCount admitted_;   // short requests (the global in-flight cap)
+  CappedCount streams_;    // streams
   mutable std::mutex mu_;  // guards the members below
   std::unordered_map<std::string, std::deque<WaitingRequest>> queues_;  // by app, oldest first
   std::deque<std::string> turn_;  // the apps with requests waiting, in the order they are served
-  AppCounts inFlight_;  // short requests sent to a worker and not finished
-  std::size_t waitingCount_ = 0;          // requests in queues_
+  AppCounts inFlight_;            // short requests sent to a worker and not finished
+  std::size_t waitingCount_ = 0;  // requests in queues_
   std::atomic<std::size_t> waiting_{0};  // waitingCount_, for reading without mu_
   std::atomic<std::uint64_t> nextId_{1};
 };

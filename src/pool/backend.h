@@ -7,9 +7,9 @@
 #include <functional>
 #include <vector>
 
+#include "ipc/app_spec.h"
 #include "ipc/http_exchange.h"
 #include "util/result.h"
-#include "ipc/app_spec.h"
 
 namespace isolane {
 

@@ -31,8 +31,8 @@ void Egress::fail(const Reply& reply, std::uint64_t workerOp, const std::string&
   if (auto frame = encodeFetchEvent(event, maxFrameBytes_)) (void)reply(frame.value());
 }
 
-std::shared_ptr<const Egress::Reply> Egress::replyTo(const std::shared_ptr<WorkerProcess>& worker) {
-  std::weak_ptr<WorkerProcess> weak = worker;
+std::shared_ptr<const Egress::Reply> Egress::replyTo(const std::shared_ptr<WorkerChannel>& worker) {
+  std::weak_ptr<WorkerChannel> weak = worker;
   return std::make_shared<const Reply>([weak](const std::string& frame) {
     auto p = weak.lock();
     return p && p->send(frame).ok();

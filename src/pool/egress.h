@@ -24,7 +24,7 @@
 
 #include "ipc/app_spec.h"
 #include "ipc/fetch_exchange.h"
-#include "pool/worker_process.h"
+#include "pool/worker_channel.h"
 #include "util/byte_budget.h"
 #include "util/doorbell.h"
 #include "util/guarded.h"
@@ -52,7 +52,7 @@ class Egress {
   using Reply = std::function<bool(const std::string& frame)>;
   // The reply of a worker process's operations. It holds the worker weakly: an operation that
   // outlives its worker cannot keep it.
-  static std::shared_ptr<const Reply> replyTo(const std::shared_ptr<WorkerProcess>& worker);
+  static std::shared_ptr<const Reply> replyTo(const std::shared_ptr<WorkerChannel>& worker);
   // A call from the worker `owner` (one per worker process lifetime); its events go to `reply`.
   void call(std::uint64_t owner, const std::shared_ptr<const Reply>& reply, FetchCall call);
   // The worker is gone: its operations are aborted and their events dropped.

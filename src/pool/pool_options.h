@@ -9,10 +9,10 @@
 #include <thread>
 #include <vector>
 
-#include "util/byte_budget.h"
-
 #include "ipc/frame_codec.h"
 #include "pool/crash_budget.h"
+#include "pool/worker_channel.h"
+#include "util/byte_budget.h"
 
 namespace isolane {
 
@@ -30,9 +30,9 @@ struct PoolOptions {
   // Apps with worker processes of their own (config process = "own"), and how many: each has
   // slots that load it alone, after the shared ones; the shared workers do not load it.
   std::vector<std::pair<std::string, std::size_t>> ownApps;
-  std::size_t maxInflight = 1024;        // global cap, 1-4096
-  std::size_t workerMaxInflight = 512;   // per-worker cap
-  std::size_t maxQueue = 0;              // requests waiting for room; 0: shed at once
+  std::size_t maxInflight = 1024;       // global cap, 1-4096
+  std::size_t workerMaxInflight = 512;  // per-worker cap
+  std::size_t maxQueue = 0;             // requests waiting for room; 0: shed at once
   // Streamed responses (SSE, streamed SSR) have their own cap, so that long-lived streams never
   // take the room of short requests; a stream over it is refused with 503 before its head.
   std::size_t streamMaxInflight = 10'000;
@@ -99,6 +99,9 @@ struct PoolOptions {
   // The worker executable and its arguments; the pool appends `--slot N`. The child finds its
   // socket on descriptor 3.
   std::vector<std::string> workerCommand;
+  // How a worker is started: null, a process (spawnWorkerProcess); tests give an in-memory one
+  // (tests/fake_channel.h).
+  WorkerSpawner spawnWorker;
 };
 
 }  // namespace isolane

@@ -26,10 +26,10 @@ namespace isolane {
 
 struct WorkerView {
   int slot = 0;
-  bool eligible = false;      // ready, and of the request's group and lane
-  std::size_t inFlight = 0;   // short requests sent to it and not finished
-  std::size_t streams = 0;    // streamed responses in flight on it
-  std::uint32_t threads = 1;  // its executor threads (1 when its page says nothing yet)
+  bool eligible = false;          // ready, and of the request's group and lane
+  std::size_t inFlight = 0;       // short requests sent to it and not finished
+  std::size_t streams = 0;        // streamed responses in flight on it
+  std::uint32_t threads = 1;      // its executor threads (1 when its page says nothing yet)
   std::uint32_t freeThreads = 1;  // of them, not inside a long turn
   bool overloaded = false;        // its requests wait longer than shed_delay_ms to start
   bool quarantined = false;       // it crashed lately: the last choice

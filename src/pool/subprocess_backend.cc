@@ -265,7 +265,7 @@ std::uint64_t SubprocessBackend::submit(AppRequest request, std::function<void(A
 }
 
 void SubprocessBackend::cancel(std::uint64_t handle) {
-  std::shared_ptr<WorkerProcess> proc;
+  std::shared_ptr<WorkerChannel> proc;
   {
     std::unique_lock<std::mutex> lock(mu_);
     auto it = pending_.find(handle);
@@ -364,7 +364,7 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
     ++slot->inFlight;
     slot->appRequests.add(request.app);
   }
-  std::shared_ptr<WorkerProcess> proc = slot->proc;
+  std::shared_ptr<WorkerChannel> proc = slot->proc;
   Pending pending{
       slot->index,
       slot->generation,
@@ -398,7 +398,7 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
   if (sent.bodyStream) {
     // Its body follows as it arrives, each piece a frame behind the request's. A dead worker
     // stops the forwarding: the send fails, and its death answers the request.
-    std::weak_ptr<WorkerProcess> weak = proc;
+    std::weak_ptr<WorkerChannel> weak = proc;
     std::size_t max = options_.maxFrameBytes;
     forwardBody(*sent.bodyStream, [weak, id, max](std::string piece, bool end, std::string error) {
       auto worker = weak.lock();

@@ -22,12 +22,12 @@
 #include "pool/backend.h"
 #include "pool/capped_count.h"
 #include "pool/code_cache_store.h"
-#include "pool/heavy_apps.h"
 #include "pool/crash_budget.h"
 #include "pool/egress.h"
+#include "pool/heavy_apps.h"
 #include "pool/pool_options.h"
+#include "pool/worker_channel.h"
 #include "pool/worker_lifecycle.h"
-#include "pool/worker_process.h"
 #include "util/clock.h"
 
 namespace isolane {
@@ -81,7 +81,7 @@ class SubprocessBackend final : public Backend {
   // Frames to send once mu_ is released: nothing is sent while holding it, so that a worker
   // whose socket is full can never stall the pool (nor, through it, the readers of every other
   // worker).
-  using Outbox = std::vector<std::pair<std::shared_ptr<WorkerProcess>, std::string>>;
+  using Outbox = std::vector<std::pair<std::shared_ptr<WorkerChannel>, std::string>>;
   static void sendAll(Outbox& outbox);
   void spawnLocked(Slot& slot);
   void onFrame(int slot, std::uint64_t generation, const wire::Frame& frame);
@@ -156,7 +156,7 @@ class SubprocessBackend final : public Backend {
   std::condition_variable wake_;
   std::vector<std::unique_ptr<Slot>> slots_;
   std::unordered_map<std::uint64_t, Pending> pending_;
-  std::vector<std::shared_ptr<WorkerProcess>> graveyard_;     // dead; destroyed off their reader
+  std::vector<std::shared_ptr<WorkerChannel>> graveyard_;  // dead; destroyed off their reader
   bool stopping_ = false;
   bool started_ = false;
 

@@ -84,7 +84,7 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
         std::vector<std::string> later = std::move(slot.laterLoads);
         slot.laterLoads.clear();
         if (!later.empty()) slot.life.heartbeatSent(clock_.now());
-        std::shared_ptr<WorkerProcess> proc = slot.proc;
+        std::shared_ptr<WorkerChannel> proc = slot.proc;
         lock.unlock();
         for (const std::string& f : later) (void)proc->send(f);
         noteCodeCache(key, *m, offered.sha256, offered.cacheOffered, first);
@@ -287,12 +287,12 @@ void SubprocessBackend::startStreamLocked(std::uint64_t id, Pending& p, Slot& sl
       p.stream = true;
     }
   }
-  std::shared_ptr<WorkerProcess> proc = slot.proc;
+  std::shared_ptr<WorkerChannel> proc = slot.proc;
   if (refused) {
     rejected_.with({"stream-full"}).inc();
     head = streamCapShed(capOf(true).cap());
   } else {
-    std::weak_ptr<WorkerProcess> weak = proc;
+    std::weak_ptr<WorkerChannel> weak = proc;
     std::size_t max = options_.maxFrameBytes;
     p.pipe = std::make_shared<BodyPipe>([weak, id, max](std::size_t bytes) {
       auto worker = weak.lock();

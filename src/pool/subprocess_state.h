@@ -25,7 +25,7 @@ struct SubprocessBackend::Slot {
   // Its process's state, heartbeats and deadlines, and why it last died (pool/worker_lifecycle.h).
   // Kept across respawns: a respawn is a new process in the same slot.
   WorkerLifecycle life{LifecycleOptions{}, nullptr};
-  std::shared_ptr<WorkerProcess> proc;
+  std::shared_ptr<WorkerChannel> proc;
   std::unique_ptr<StatusPageFile> status;  // what its executor threads are doing (may be null)
   std::uint64_t generation = 0;            // frames and deaths of an older process are ignored
   std::size_t inFlight = 0;                // short requests: the ones workerMaxInflight bounds

@@ -32,11 +32,12 @@ void SubprocessBackend::spawnLocked(Slot& slot) {
     logEvent(Level::kWarn, "no status page for the worker; it is scheduled blind",
              {{"slot", index}, {"error", page.error()}});
   }
-  auto proc = WorkerProcess::spawn(
-      argv, options_.maxFrameBytes,
+  const WorkerSpawner& spawn = options_.spawnWorker ? options_.spawnWorker : spawnWorkerProcess;
+  auto proc = spawn(WorkerSpawn{
+      std::move(argv), options_.maxFrameBytes,
       [this, index, generation](const wire::Frame& f) { onFrame(index, generation, f); },
       [this, index, generation](const std::string& why) { onDeath(index, generation, why); },
-      page ? page.value()->fd() : -1);
+      page ? page.value()->fd() : -1});
   if (page) page.value()->closeFd();  // the child has its copy
   slot.status = page ? std::move(page.value()) : nullptr;
   if (!proc) {
@@ -49,7 +50,7 @@ void SubprocessBackend::spawnLocked(Slot& slot) {
   }
   // Never destroy a process under mu_ (its reader thread may be waiting for mu_).
   if (slot.proc) graveyard_.push_back(std::move(slot.proc));
-  slot.proc = std::shared_ptr<WorkerProcess>(std::move(proc.value()));
+  slot.proc = std::shared_ptr<WorkerChannel>(std::move(proc.value()));
   slot.appsLoaded = 0;
   slot.inFlight = 0;
   slot.appRequests.clear();
@@ -97,7 +98,7 @@ void SubprocessBackend::onTransitionLocked(const Slot& slot, const WorkerTransit
 
 void SubprocessBackend::loadApps(int index, std::uint64_t generation,
                                  const std::string& engineKey) {
-  std::shared_ptr<WorkerProcess> proc;
+  std::shared_ptr<WorkerChannel> proc;
   std::vector<AppSpec> apps;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -312,7 +313,7 @@ void SubprocessBackend::onDeath(int index, std::uint64_t generation, const std::
 
 void SubprocessBackend::superviseOnce() {
   Outbox outbox;
-  std::vector<std::shared_ptr<WorkerProcess>> dead;
+  std::vector<std::shared_ptr<WorkerChannel>> dead;
   std::vector<WaitingRequest> expired;
   {
     std::unique_lock<std::mutex> lock(mu_);
@@ -367,7 +368,7 @@ void SubprocessBackend::superviseOnce() {
 
 void SubprocessBackend::stop() {
   std::vector<WaitingRequest> queued;
-  std::vector<std::shared_ptr<WorkerProcess>> procs;
+  std::vector<std::shared_ptr<WorkerChannel>> procs;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return;

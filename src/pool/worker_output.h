@@ -57,7 +57,7 @@ class WorkerOutput {
   const pid_t pid_;
   const Sink sink_;
   const Clock& clock_;
-  std::string partial_;  // a line not ended yet (at most kMaxWorkerLineBytes)
+  std::string partial_;   // a line not ended yet (at most kMaxWorkerLineBytes)
   bool cutting_ = false;  // the current line is past the cap: the rest of it is skipped
   double lineTokens_ = kLinesPerSecond * 4, byteTokens_ = kBytesPerSecond * 4;
   SteadyTime refilled_;

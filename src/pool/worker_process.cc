@@ -145,7 +145,14 @@ bool WorkerProcess::waitExit(std::chrono::steady_clock::time_point deadline) {
   return reapedCv_.wait_until(lock, deadline, [this] { return reaped_.load(); });
 }
 
-void endWorkers(const std::vector<std::shared_ptr<WorkerProcess>>& procs,
+Result<std::unique_ptr<WorkerChannel>> spawnWorkerProcess(WorkerSpawn spawn) {
+  auto proc = WorkerProcess::spawn(spawn.argv, spawn.maxFrameBytes, std::move(spawn.onFrame),
+                                   std::move(spawn.onDeath), spawn.statusFd);
+  if (!proc) return Error{proc.error()};
+  return std::unique_ptr<WorkerChannel>(std::move(proc.value()));
+}
+
+void endWorkers(const std::vector<std::shared_ptr<WorkerChannel>>& procs,
                 std::chrono::steady_clock::time_point deadline) {
   for (const auto& p : procs) {
     if (!p->waitExit(deadline)) p->kill(SIGKILL);

@@ -22,11 +22,12 @@
 
 #include "ipc/frame_codec.h"
 #include "ipc/frame_outbox.h"
+#include "pool/worker_channel.h"
 #include "util/result.h"
 
 namespace isolane {
 
-class WorkerProcess {
+class WorkerProcess final : public WorkerChannel {
  public:
   using FrameHandler = std::function<void(const wire::Frame& frame)>;
   // Called once when the child is gone (exit, signal, end of socket, or a malformed frame, after
@@ -39,20 +40,20 @@ class WorkerProcess {
                                                       std::size_t maxFrameBytes,
                                                       FrameHandler onFrame, DeathHandler onDeath,
                                                       int statusFd = -1);
-  ~WorkerProcess();
+  ~WorkerProcess() override;
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;
 
   // Safe from any thread; never blocks. Fails when the child is gone. A child that stops reading
   // altogether (its queue past FrameOutbox::kMaxQueuedBytes) is killed.
-  Status send(const std::string& frame);
+  Status send(const std::string& frame) override;
   // Safe from any thread. Signals the child unless it has been reaped.
-  void kill(int signal);
-  pid_t pid() const { return pid_; }
-  bool alive() const { return !reaped_.load(); }
+  void kill(int signal) override;
+  pid_t pid() const override { return pid_; }
+  bool alive() const override { return !reaped_.load(); }
   // Waits until the child has been reaped or `deadline` passes (woken by the reaping, not
   // polled); true when it has been. Not from the reader thread (the death callback).
-  bool waitExit(std::chrono::steady_clock::time_point deadline);
+  bool waitExit(std::chrono::steady_clock::time_point deadline) override;
 
  private:
   WorkerProcess(pid_t pid, int fd, int outputFd, std::size_t maxFrameBytes, FrameHandler onFrame,
@@ -73,11 +74,5 @@ class WorkerProcess {
   std::atomic<bool> silenced_{false};  // set by the destructor: no death callback then
   std::thread reader_;
 };
-
-// Ends worker processes that were asked to exit (sent a Shutdown frame): each has until
-// `deadline` to exit by itself, then gets SIGKILL; returns once every one has been reaped. Safe
-// from any thread but a reader thread of one of them.
-void endWorkers(const std::vector<std::shared_ptr<WorkerProcess>>& procs,
-                std::chrono::steady_clock::time_point deadline);
 
 }  // namespace isolane

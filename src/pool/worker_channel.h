@@ -1,0 +1,57 @@
+#pragma once
+// WorkerChannel: the master's end of one worker, as the pools (SubprocessBackend, ExecPool) use
+// it: send it frames, signal it, wait for its end. WorkerProcess (pool/worker_process.h) is the
+// real one, a child process and its socketpair; tests give the pools an in-memory one
+// (tests/fake_channel.h) through a WorkerSpawner, and drive supervision with no process.
+//
+// Thread rule: every member is safe from any thread; waitExit() not from the thread that runs
+// the channel's callbacks.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ipc/frame_codec.h"
+#include "util/result.h"
+
+namespace isolane {
+
+class WorkerChannel {
+ public:
+  virtual ~WorkerChannel() = default;
+  // Never blocks. Fails when the worker is gone.
+  virtual Status send(const std::string& frame) = 0;
+  // Signals the worker unless it is gone (its death callback follows a SIGKILL).
+  virtual void kill(int signal) = 0;
+  virtual pid_t pid() const = 0;
+  virtual bool alive() const = 0;
+  // Waits until the worker is gone or `deadline` passes; true when it is gone.
+  virtual bool waitExit(std::chrono::steady_clock::time_point deadline) = 0;
+};
+
+// What a pool gives the spawner: the worker's command line, its frame ceiling, and the
+// callbacks for its frames (verified) and its death (once, after which it is gone).
+struct WorkerSpawn {
+  std::vector<std::string> argv;
+  std::size_t maxFrameBytes = kDefaultMaxFrameBytes;
+  std::function<void(const wire::Frame& frame)> onFrame;
+  std::function<void(const std::string& reason)> onDeath;
+  int statusFd = -1;  // a status page for it (ipc/status_page.h), or -1
+};
+// Called with the pool's lock held: it must not run the callbacks before it returns.
+using WorkerSpawner = std::function<Result<std::unique_ptr<WorkerChannel>>(WorkerSpawn spawn)>;
+
+// The real spawner: a WorkerProcess.
+Result<std::unique_ptr<WorkerChannel>> spawnWorkerProcess(WorkerSpawn spawn);
+
+// Ends workers that were asked to exit (sent a Shutdown frame): each has until `deadline` to
+// exit by itself, then gets SIGKILL; returns once every one is gone. Not from a thread that runs
+// one of their callbacks.
+void endWorkers(const std::vector<std::shared_ptr<WorkerChannel>>& workers,
+                std::chrono::steady_clock::time_point deadline);
+
+}  // namespace isolane

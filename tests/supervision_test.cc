@@ -1,0 +1,252 @@
+// Supervision without a process: serve's pool (SubprocessBackend) and code mode's (ExecPool)
+// drive in-memory workers (tests/fake_channel.h) on an injected clock. The test plays each
+// worker: its Hello, its loads, its heartbeats, its death. What real processes do to the same
+// rules (zombies, descriptors, signals) is pool_test's.
+
+#include <gtest/gtest.h>
+
+#include <future>
+
+#include "exec/exec_pool.h"
+#include "fake_channel.h"
+#include "ipc/exec_codec.h"
+#include "manual_clock.h"
+#include "obs/metrics.h"
+#include "pool/subprocess_backend.h"
+
+namespace isolane {
+namespace {
+
+using namespace std::chrono_literals;
+using test::FakeEnd;
+using test::FakeWorkers;
+using test::SentFrame;
+
+const std::string kApps = ISOLANE_TEST_FIXTURES "/apps/";
+
+class ServeSupervision : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    PoolOptions o;
+    o.size = 2;
+    o.workerCommand = {"/nonexistent/worker"};
+    o.spawnWorker = fakes_.spawner();
+    o.spawnTimeout = 1000ms;
+    o.heartbeatInterval = 500ms;
+    o.heartbeatTimeout = 200ms;
+    o.quarantine = 5000ms;
+    o.crashBudget = CrashBudgetOptions{5, 60'000ms, 30'000ms};
+    pool_ = std::make_unique<SubprocessBackend>(o, metrics_, clock_,
+                                                SubprocessBackend::Supervision::kManual);
+    ASSERT_TRUE(pool_->start({AppSpec{"hello", kApps + "hello.js", {}}}).ok());
+  }
+  void TearDown() override {
+    if (pool_) pool_->stop();
+  }
+
+  // The worker says Hello, loads what it is sent and answers its first heartbeat.
+  void bringUp(const std::shared_ptr<FakeEnd>& w) {
+    w->say(encodeHello(w->pid(), FakeEnd::kMax, "engine"));
+    for (int i = 0; i < 4; ++i) w->answer();  // the first load, then the others and the heartbeat
+  }
+  WorkerState state(int slot) const {
+    return pool_->workers().at(static_cast<std::size_t>(slot)).state;
+  }
+  static bool sent(const std::vector<SentFrame>& frames, wire::Message type) {
+    for (const SentFrame& f : frames) {
+      if (f.type == type) return true;
+    }
+    return false;
+  }
+
+  test::ManualClock clock_;
+  MetricsRegistry metrics_;
+  FakeWorkers fakes_;
+  std::unique_ptr<SubprocessBackend> pool_;
+};
+
+TEST_F(ServeSupervision, AWorkerIsReadyOnceItLoadedItsAppsAndAnsweredAHeartbeat) {
+  ASSERT_EQ(fakes_.count(), 2u);  // manual supervision: every slot at once
+  std::shared_ptr<FakeEnd> w = fakes_.at(0);
+  EXPECT_EQ(state(0), WorkerState::kSpawning);
+  w->say(encodeHello(w->pid(), FakeEnd::kMax, "engine"));
+  EXPECT_EQ(state(0), WorkerState::kLoading);
+  std::vector<SentFrame> first = w->take();
+  ASSERT_EQ(first.size(), 1u);  // the first load alone: nothing else while its answer may come
+  EXPECT_EQ(first[0].type, wire::Message::LoadApp);
+  EXPECT_EQ(first[0].app, "hello");
+  w->say(encodeAppLoaded("hello", true, "", FakeEnd::kMax));
+  EXPECT_EQ(state(0), WorkerState::kLoading) << "ready only once a heartbeat after it is answered";
+  EXPECT_TRUE(sent(w->answer(), wire::Message::Heartbeat));
+  EXPECT_EQ(state(0), WorkerState::kReady);
+  EXPECT_EQ(pool_->readyWorkers(), 1u);
+}
+
+TEST_F(ServeSupervision, AMissedHeartbeatKillsTheWorkerAndItsSlotRespawnsQuarantined) {
+  bringUp(fakes_.at(0));
+  bringUp(fakes_.at(1));
+  ASSERT_EQ(pool_->readyWorkers(), 2u);
+  std::shared_ptr<FakeEnd> w = fakes_.at(0);
+  clock_.advance(500ms);
+  pool_->superviseOnce();
+  EXPECT_TRUE(sent(w->take(), wire::Message::Heartbeat));
+  fakes_.at(1)->answer();
+  clock_.advance(200ms);
+  pool_->superviseOnce();
+  EXPECT_EQ(w->killedBy(), 0) << "within the timeout";
+  clock_.advance(1ms);
+  pool_->superviseOnce();
+  EXPECT_EQ(w->killedBy(), SIGKILL);
+  EXPECT_EQ(state(0), WorkerState::kKilling);
+  EXPECT_EQ(state(1), WorkerState::kReady) << "the other answered";
+  EXPECT_EQ(pool_->readyWorkers(), 1u) << "a worker being killed takes no request";
+  // Frames it sent before the SIGKILL landed do not count.
+  w->say(encodeHello(w->pid(), FakeEnd::kMax, "engine"));
+  EXPECT_EQ(state(0), WorkerState::kKilling);
+  w->die("killed by signal SIGKILL");
+  EXPECT_EQ(state(0), WorkerState::kResting);
+  pool_->superviseOnce();
+  ASSERT_EQ(fakes_.count(), 3u);
+  EXPECT_EQ(state(0), WorkerState::kSpawning);
+  bringUp(fakes_.last());
+  EXPECT_EQ(state(0), WorkerState::kReady);
+  EXPECT_TRUE(pool_->workers()[0].quarantined);
+  clock_.advance(5001ms);
+  EXPECT_FALSE(pool_->workers()[0].quarantined);
+}
+
+TEST_F(ServeSupervision, AWorkerSilentPastTheSpawnDeadlineIsKilled) {
+  bringUp(fakes_.at(1));
+  std::shared_ptr<FakeEnd> w = fakes_.at(0);  // never says Hello
+  clock_.advance(1000ms);
+  pool_->superviseOnce();
+  EXPECT_EQ(w->killedBy(), 0);
+  clock_.advance(1ms);
+  pool_->superviseOnce();
+  EXPECT_EQ(w->killedBy(), SIGKILL);
+  EXPECT_EQ(state(0), WorkerState::kKilling);
+}
+
+TEST_F(ServeSupervision, ProtocolViolationsKillTheWorker) {
+  struct Case {
+    const char* name;
+    std::function<void(FakeEnd&)> say;
+  };
+  std::vector<Case> cases = {
+      {"a second Hello",
+       [](FakeEnd& w) {
+         w.say(encodeHello(w.pid(), FakeEnd::kMax, "engine"));
+         w.say(encodeHello(w.pid(), FakeEnd::kMax, "engine"));
+       }},
+      {"AppLoaded before Hello",
+       [](FakeEnd& w) { w.say(encodeAppLoaded("hello", true, "", FakeEnd::kMax)); }},
+      {"AppLoaded for an app it was not sent",
+       [](FakeEnd& w) {
+         w.say(encodeHello(w.pid(), FakeEnd::kMax, "engine"));
+         w.say(encodeAppLoaded("other", true, "", FakeEnd::kMax));
+       }},
+      {"an engine key over 4096 bytes",
+       [](FakeEnd& w) { w.say(encodeHello(w.pid(), FakeEnd::kMax, std::string(4097, 'k'))); }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    // Slot 0's worker of this round: the first spawn, or the respawn after the last case.
+    std::shared_ptr<FakeEnd> w = fakes_.count() == 2 ? fakes_.at(0) : fakes_.last();
+    c.say(*w);
+    EXPECT_EQ(w->killedBy(), SIGKILL);
+    EXPECT_EQ(state(0), WorkerState::kKilling);
+    w->die("killed by signal SIGKILL");
+    pool_->superviseOnce();  // respawned (the budget allows 5 deaths)
+  }
+}
+
+TEST_F(ServeSupervision, ASlotThatSpendsItsCrashBudgetRestsThenComesBack) {
+  bringUp(fakes_.at(1));  // the other slot lives: slot 0 is not the last of its lane
+  for (int death = 0; death < 5; ++death) {
+    std::shared_ptr<FakeEnd> w = death == 0 ? fakes_.at(0) : fakes_.last();
+    w->die("exited with status 1");
+    pool_->superviseOnce();
+  }
+  EXPECT_EQ(state(0), WorkerState::kResting);
+  EXPECT_TRUE(pool_->workers()[0].coolingDown);
+  std::size_t spawned = fakes_.count();
+  clock_.advance(29'999ms);
+  bringUp(fakes_.at(1));  // (its heartbeats, kept answered)
+  pool_->superviseOnce();
+  EXPECT_EQ(fakes_.count(), spawned) << "resting for the whole cooldown";
+  clock_.advance(1ms);
+  fakes_.at(1)->answer();
+  pool_->superviseOnce();
+  EXPECT_EQ(fakes_.count(), spawned + 1);
+  EXPECT_EQ(state(0), WorkerState::kSpawning);
+}
+
+TEST_F(ServeSupervision, StopAsksEveryWorkerToExitAndWaitsForThem) {
+  bringUp(fakes_.at(0));
+  bringUp(fakes_.at(1));
+  pool_->stop();
+  EXPECT_TRUE(fakes_.at(0)->shutdownSent());
+  EXPECT_TRUE(fakes_.at(1)->shutdownSent());
+  EXPECT_EQ(fakes_.at(0)->killedBy(), 0) << "it exited within the grace";
+  pool_.reset();
+}
+
+// Code mode's pool: the same lifecycle, spawned on demand.
+TEST(ExecSupervision, AWorkerThatDiesDuringAnExecutionEndsItWithWorkerCrashed) {
+  test::ManualClock clock;
+  MetricsRegistry metrics;
+  FakeWorkers fakes;
+  ExecPoolOptions o;
+  o.maxWorkers = 1;
+  o.workerCommand = {"/nonexistent/worker"};
+  o.spawnWorker = fakes.spawner();
+  o.spawnTimeout = 1000ms;
+  o.heartbeatTimeout = 200ms;
+  ExecPool pool(o, metrics, clock, ExecPool::Supervision::kManual);
+  std::promise<ExecutionOutcome> settled;
+  ExecutionSpec spec;
+  spec.code = "export default async () => 1";
+  spec.timeoutMs = 1000;
+  pool.execute(spec, nullptr, [&](ExecutionOutcome o) { settled.set_value(std::move(o)); });
+  ASSERT_EQ(fakes.count(), 1u);
+  std::shared_ptr<FakeEnd> w = fakes.at(0);
+  EXPECT_EQ(pool.workerViews().at(0).state, std::string("starting"));
+  w->say(encodeHello(w->pid(), FakeEnd::kMax));
+  std::vector<SentFrame> sent = w->answer();  // its first heartbeat
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].type, wire::Message::Heartbeat);
+  sent = w->take();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].type, wire::Message::Execute);
+  EXPECT_EQ(pool.workerViews().at(0).state, std::string("busy"));
+  w->die("killed by signal SIGSEGV");
+  auto outcome = settled.get_future().get();
+  EXPECT_EQ(outcome.error, ExecErrorCode::kWorkerCrashed);
+  EXPECT_NE(outcome.message.find("SIGSEGV"), std::string::npos) << outcome.message;
+  pool.shutdown(0ms);
+}
+
+TEST(ExecSupervision, AHeartbeatNobodyAskedForKillsTheWorker) {
+  test::ManualClock clock;
+  MetricsRegistry metrics;
+  FakeWorkers fakes;
+  ExecPoolOptions o;
+  o.workerCommand = {"/nonexistent/worker"};
+  o.spawnWorker = fakes.spawner();
+  ExecPool pool(o, metrics, clock, ExecPool::Supervision::kManual);
+  ExecutionSpec spec;
+  spec.code = "export default async () => 1";
+  pool.execute(spec, nullptr, [](ExecutionOutcome) {});
+  std::shared_ptr<FakeEnd> w = fakes.at(0);
+  w->say(encodeHello(w->pid(), FakeEnd::kMax));
+  wire::HeartbeatAckT ack;
+  ack.seq = 99;
+  w->say(encodeHeartbeatAck(ack, FakeEnd::kMax));
+  EXPECT_EQ(w->killedBy(), SIGKILL);
+  EXPECT_EQ(pool.workerViews().at(0).state, std::string("killing"));
+  w->die("killed by signal SIGKILL");
+  pool.shutdown(0ms);
+}
+
+}  // namespace
+}  // namespace isolane
