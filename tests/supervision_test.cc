@@ -248,5 +248,54 @@ TEST(ExecSupervision, AHeartbeatNobodyAskedForKillsTheWorker) {
   pool.shutdown(0ms);
 }
 
+TEST(ExecSupervision, WorkersThatKeepCrashingSpendTheBudgetAndThePoolBacksOff) {
+  test::ManualClock clock;
+  MetricsRegistry metrics;
+  FakeWorkers fakes;
+  ExecPoolOptions o;
+  o.maxWorkers = 1;
+  o.workerCommand = {"/nonexistent/worker"};
+  o.spawnWorker = fakes.spawner();
+  o.crashBudget = CrashBudgetOptions{2, 60'000ms, 30'000ms};
+  ExecPool pool(o, metrics, clock, ExecPool::Supervision::kManual);
+  ExecutionSpec spec;
+  spec.code = "export default async () => 1";
+  std::vector<std::future<ExecutionOutcome>> outcomes;
+  auto run = [&] {
+    auto p = std::make_shared<std::promise<ExecutionOutcome>>();
+    outcomes.push_back(p->get_future());
+    pool.execute(spec, nullptr, [p](ExecutionOutcome o) { p->set_value(std::move(o)); });
+  };
+  // Two workers in a row crash under their execution: the budget (2) is spent.
+  for (int i = 0; i < 2; ++i) {
+    run();
+    ASSERT_EQ(fakes.count(), static_cast<std::size_t>(i + 1));
+    std::shared_ptr<FakeEnd> w = fakes.last();
+    w->say(encodeHello(w->pid(), FakeEnd::kMax));
+    w->answer();
+    w->die("killed by signal SIGSEGV");
+    EXPECT_EQ(outcomes.back().get().error, ExecErrorCode::kWorkerCrashed);
+  }
+  // The next execution waits for the backoff instead of spawning a third worker at once.
+  run();
+  EXPECT_EQ(fakes.count(), 2u);
+  EXPECT_EQ(pool.stats().queued, 1u);
+  clock.advance(499ms);
+  pool.superviseOnce();
+  EXPECT_EQ(fakes.count(), 2u);
+  clock.advance(1ms);
+  pool.superviseOnce();
+  ASSERT_EQ(fakes.count(), 3u) << "spawned once the backoff (500 ms) is over";
+  std::shared_ptr<FakeEnd> w = fakes.last();
+  w->say(encodeHello(w->pid(), FakeEnd::kMax));
+  w->answer();  // its first heartbeat; then the execution goes to it
+  std::vector<SentFrame> sent = w->take();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].type, wire::Message::Execute);
+  EXPECT_NE(metrics.render().find("isolane_exec_worker_events_total{event=\"backoff\"} 1"),
+            std::string::npos);
+  pool.shutdown(0ms);
+}
+
 }  // namespace
 }  // namespace isolane

@@ -20,7 +20,7 @@ struct Watched {
   std::vector<std::string> heard;
   WorkerLifecycle life{kOptions, [this](const WorkerTransition& t) {
                          heard.push_back(std::string(workerStateName(t.from)) + ">" +
-                                         workerStateName(t.to) +
+                                         workerStateName(t.to) + (t.death ? "!" : "") +
                                          (t.reason.empty() ? "" : "(" + t.reason + ")"));
                        }};
 };
@@ -44,8 +44,27 @@ TEST(WorkerLifecycle, EveryAllowedStepIsOneTransitionTheSinkHears) {
   EXPECT_EQ(w.heard, (std::vector<std::string>{"resting>spawning", "spawning>loading",
                                                "loading>ready", "ready>draining(executions)",
                                                "draining>killing(missed a heartbeat)",
-                                               "killing>resting(missed a heartbeat (killed by "
+                                               "killing>resting!(missed a heartbeat (killed by "
                                                "signal SIGKILL))"}));
+}
+
+TEST(WorkerLifecycle, ARetiredWorkerRestsWithoutADeathAndOneThatDiesDrainingIsADeath) {
+  for (bool dies : {false, true}) {
+    SCOPED_TRACE(dies ? "dies while draining" : "retires");
+    Watched w;
+    w.life.spawned(at(0));
+    ASSERT_FALSE(w.life.hello(at(0)).has_value());
+    ASSERT_TRUE(w.life.markReady(at(0)));
+    ASSERT_TRUE(w.life.drain(at(1), "memory"));
+    if (dies) {
+      w.life.died(at(2), "killed by signal SIGSEGV", at(2));
+    } else {
+      EXPECT_TRUE(w.life.retire(at(2)));
+    }
+    EXPECT_EQ(w.heard.back(),
+              dies ? "draining>resting!(killed by signal SIGSEGV)" : "draining>resting(retired)");
+    EXPECT_FALSE(w.life.retire(at(3))) << "only a draining worker retires";
+  }
 }
 
 TEST(WorkerLifecycle, StepsOutOfOrderAreRefusedAndChangeNothing) {

@@ -14,8 +14,9 @@ start_server() {
   SERVER=$!
   PIDS+="$SERVER "
   for i in $(seq 400); do
+    # (the metrics in a variable: a `curl | grep -q` ends curl with SIGPIPE when it matches early)
     if curl -sf -o /dev/null "http://127.0.0.1:$PORT$ready" &&
-       ! curl -sf "http://127.0.0.1:$ADMIN/metrics" | grep -q '^isolane_worker_up{.*} 0'; then
+       ! grep -q '^isolane_worker_up{.*} 0' <<<"$(curl -sf "http://127.0.0.1:$ADMIN/metrics")"; then
       return
     fi
     kill -0 "$SERVER" 2>/dev/null || { tail "$TMP/server.log" >&2; exit 1; }

@@ -229,11 +229,15 @@ stop_nginx() {
 }
 
 # Waits until nginx has sent replica i a request logged after line $2 of the access log (its
-# passive health check counted it failed while it was down): at most 15 s.
+# passive health check counted it failed while it was down): at most 15 s. (awk reads the file
+# itself: a `tail | grep -q` that matches early ends tail with SIGPIPE, which pipefail counts as
+# a failure, and under a heavy load, a long log after line $2, it did, every time.)
 wait_served() {  # i line
-  local i=$1 from=$2 n
-  for n in $(seq 300); do
-    tail -n "+$((from + 1))" "$ACCESS_LOG" | grep -q "127.0.0.1:${PORT[$i]}\"" && return 0
+  local i=$1 from=$2 until=$((SECONDS + 15))
+  while ((SECONDS <= until)); do
+    awk -v from="$from" -v upstream="127.0.0.1:${PORT[$i]}\"" \
+      'NR > from && index($0, upstream) { found = 1; exit } END { exit !found }' "$ACCESS_LOG" &&
+      return 0
     sleep 0.05
   done
   return 1
@@ -245,7 +249,8 @@ explain_not_served() {  # i line
   local i=$1 from=$2
   log "r$i: no request through nginx completed on it within 15 s of /readyz 200; what nginx did"
   log "  access log since then, entries naming r$i (port ${PORT[$i]}):"
-  tail -n "+$((from + 1))" "$ACCESS_LOG" | grep "127.0.0.1:${PORT[$i]}" | head -20 >&2 || true
+  awk -v from="$from" -v port="127.0.0.1:${PORT[$i]}" 'NR > from && index($0, port) && ++n <= 20' \
+    "$ACCESS_LOG" >&2 || true
   log "  nginx's error log, its last lines:"
   tail -n 15 "$TMP/nginx/error.log" >&2 || true
   log "  r$i's log, its last lines:"

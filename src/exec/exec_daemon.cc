@@ -129,7 +129,8 @@ class HttpSession : public ExecDaemon::Closable, public std::enable_shared_from_
     std::string_view value = auth == req.end()
                                  ? std::string_view()
                                  : std::string_view(auth->value().data(), auth->value().size());
-    bool bearer = value.size() > 7 && beast::iequals(beast::string_view(value.data(), 7), "Bearer ");
+    bool bearer =
+        value.size() > 7 && beast::iequals(beast::string_view(value.data(), 7), "Bearer ");
     if (bearer && secretMatches(value.substr(7), shared_->options.token)) return true;
     if (!dashboard) return false;
     std::vector<std::string_view> cookies;
@@ -274,8 +275,8 @@ class HttpSession : public ExecDaemon::Closable, public std::enable_shared_from_
     if (head_) response.body().clear();  // a HEAD answer has no body
     // An answer is held until the client has read it: charged to the budget (a small error
     // answer goes out regardless).
-    auto charge = std::make_shared<ByteCharge>(
-        ByteCharge::take(shared_->buffers, response.body().size()));
+    auto charge =
+        std::make_shared<ByteCharge>(ByteCharge::take(shared_->buffers, response.body().size()));
     if (!*charge && response.body().size() > 4096) {
       logEvent(Level::kWarn, "executor answer dropped: it does not fit in max_buffered_mb",
                {{"bytes", response.body().size()}});

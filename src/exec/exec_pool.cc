@@ -94,7 +94,9 @@ ExecPool::ExecPool(ExecPoolOptions options, MetricsRegistry& metrics, const Cloc
                                        {"outcome"})),
       workerEvents_(metrics.counter(
           "isolane_exec_worker_events_total",
-          "Code-mode worker transitions: spawn, retire, crash, spawn_failed.", {"event"})),
+          "Code-mode worker transitions: spawn, retire, crash, spawn_failed, backoff (the crash "
+          "budget was spent: no spawn for a while).",
+          {"event"})),
       queueDepth_(metrics.gauge("isolane_exec_queue_depth",
                                 "Executions waiting for a worker, as of the last lease.")),
       queueWait_(metrics.histogram("isolane_exec_queue_wait_seconds",
@@ -109,6 +111,8 @@ ExecPool::ExecPool(ExecPoolOptions options, MetricsRegistry& metrics, const Cloc
                                            latencyBuckets())),
       egress_(FetchClientOptions{}, options_.maxFrameBytes) {
   egress_.setApps({AppSpec{std::string(kCodeModeEgressApp), "", {}}});
+  crashBudget_ = CrashBudget(options_.crashBudget);
+  backoff_ = FloorBackoff(options_.crashBudget);
   if (!manual_) supervisor_ = std::thread([this] { superviseLoop(); });
 }
 
@@ -210,7 +214,7 @@ std::uint64_t ExecPool::execute(ExecutionSpec spec, ToolDispatch dispatch,
       if (Worker* w = pickLocked()) {
         executions_.emplace(id, std::move(e));
         startLocked(exec, *w, after);
-      } else if (workers_.size() < options_.maxWorkers) {
+      } else if (maySpawnLocked()) {
         executions_.emplace(id, std::move(e));
         spawnLocked(after).reserved.push_back(id);
       } else if (queue_.size() < options_.maxQueue) {
@@ -271,7 +275,7 @@ void ExecPool::serveQueueLocked(After& after) {
   while (!queue_.empty()) {
     Worker* w = pickLocked();
     if (!w) {
-      if (!shuttingDown_ && workers_.size() < options_.maxWorkers) {
+      if (maySpawnLocked()) {
         Worker& spawned = spawnLocked(after);
         spawned.reserved.push_back(queue_.front());
         queue_.pop_front();

@@ -32,10 +32,11 @@
 #include "ipc/exec_types.h"
 #include "obs/log.h"
 #include "obs/metrics.h"
+#include "pool/crash_budget.h"
 #include "pool/egress.h"
 #include "pool/pool_options.h"
-#include "pool/worker_lifecycle.h"
 #include "pool/worker_channel.h"
+#include "pool/worker_lifecycle.h"
 #include "util/clock.h"
 
 namespace isolane {
@@ -47,6 +48,12 @@ struct ExecPoolOptions {
   std::uint64_t retireAfterExecutions = 10'000;       // 0: never
   std::uint64_t workerMemoryLimitBytes = 1ull << 30;  // RSS; 0: no bound
   std::chrono::milliseconds spawnTimeout{10'000};
+  // Workers that crash (or fail to start) more than maxCrashes times within the window spend the
+  // pool's budget: it starts no worker for a backoff (500 ms, doubled each time in a row, up to
+  // the cooldown); executions wait in the queue meanwhile. Guests that crash their worker on
+  // purpose then cost a spawn per backoff, not per execution.
+  CrashBudgetOptions crashBudget{5, std::chrono::milliseconds(60'000),
+                                 std::chrono::milliseconds(30'000)};
   std::chrono::milliseconds heartbeatInterval{5'000};
   std::chrono::milliseconds heartbeatTimeout{2'000};
   // The termination schedule of an execution: its timeout, plus this grace (the worker's own
@@ -161,6 +168,10 @@ class ExecPool {
   void onTransitionLocked(const Worker& w, const WorkerTransition& t);
   void retireIfDueLocked(Worker& w, After& after);
   void retireLocked(Worker& w, After& after);
+  // Under maxWorkers, not shutting down, and not backing off after the crash budget was spent.
+  bool maySpawnLocked() const;
+  // A worker crashed or failed to start: counted against the budget (a backoff once spent).
+  void countCrashLocked();
   void superviseLoop();
 
   const ExecPoolOptions options_;
@@ -179,6 +190,9 @@ class ExecPool {
   std::uint64_t nextExecution_ = 1;
   bool shuttingDown_ = false;
   bool supervisorStop_ = false;
+  CrashBudget crashBudget_;
+  FloorBackoff backoff_;
+  SteadyTime spawnHeldUntil_{};  // no spawn before then (a backoff)
 
   Family<Counter>& executionsTotal_;  // by outcome
   Family<Counter>& workerEvents_;     // by event

@@ -41,6 +41,21 @@ ExecPool::Worker& ExecPool::spawnLocked(After& after) {
   return ref;
 }
 
+bool ExecPool::maySpawnLocked() const {
+  return !shuttingDown_ && workers_.size() < options_.maxWorkers && clock_.now() >= spawnHeldUntil_;
+}
+
+void ExecPool::countCrashLocked() {
+  SteadyTime now = clock_.now();
+  if (crashBudget_.recordCrash(now) <= now) return;
+  std::chrono::milliseconds backoff = backoff_.next(now);
+  spawnHeldUntil_ = now + backoff;
+  workerEvents_.with({"backoff"}).inc();
+  emitLocked(Level::kWarn, "worker.backoff",
+             {{"backoff_ms", static_cast<std::int64_t>(backoff.count())},
+              {"reason", "crash budget spent"}});
+}
+
 void ExecPool::killLocked(Worker& w, const std::string& reason) {
   // Its death arrives on its reader thread.
   if (w.life.kill(clock_.now(), reason) && w.proc) w.proc->kill(SIGKILL);
@@ -56,7 +71,7 @@ void ExecPool::onTransitionLocked(const Worker& w, const WorkerTransition& t) {
       logEvent(Level::kError, "code-mode worker killed", {{"worker", w.id}, {"reason", t.reason}});
       break;
     case WorkerState::kResting:
-      if (t.from == WorkerState::kDraining) {
+      if (!t.death) {
         workerEvents_.with({"retire"}).inc();
         emitLocked(Level::kInfo, "worker.retire",
                    {{"worker", w.id},
@@ -171,6 +186,7 @@ void ExecPool::onDeath(std::uint64_t workerId, const std::string& death) {
     std::string reason = w.life.state() == WorkerState::kKilling ? w.life.reason() : death;
     // A spawn that failed, or a crash: told by the transition (onTransitionLocked).
     w.life.died(clock_.now(), death, clock_.now());
+    if (!shuttingDown_) countCrashLocked();
     if (w.proc) graveyard_.push_back(w.proc);
     if (!w.life.everReady()) {
       // One waiting lease fails; the others go back to the head of the queue, so a spawn that
@@ -216,8 +232,8 @@ void ExecPool::retireLocked(Worker& w, After& after) {
   w.life.retire(clock_.now());  // the event and log line (onTransitionLocked)
   after.frames.emplace_back(w.proc, encodeShutdown(0, options_.maxFrameBytes).value());
   ending_.emplace_back(w.proc, clock_.now() + options_.shutdownGrace);
-  workers_.erase(w.id);  // `w` is gone from here
-  if (!shuttingDown_ && workers_.size() < options_.maxWorkers) spawnLocked(after);  // replacement
+  workers_.erase(w.id);                      // `w` is gone from here
+  if (maySpawnLocked()) spawnLocked(after);  // its replacement
   serveQueueLocked(after);
 }
 
@@ -256,6 +272,8 @@ void ExecPool::superviseOnce() {
         ++it;
       }
     }
+    // Executions that waited out a backoff get a worker now.
+    if (!shuttingDown_ && !queue_.empty()) serveQueueLocked(after);
     for (auto it = graveyard_.begin(); it != graveyard_.end();) {
       if (!(*it)->alive()) {
         dead.push_back(std::move(*it));

@@ -55,10 +55,9 @@ class ExecSession : public ExecDaemon::Closable, public std::enable_shared_from_
   // Reads a message a piece at a time: its bytes are charged to the buffers' budget as they
   // come, and it must be whole within messageTimeout of its first byte.
   void read() {
-    ws_.async_read_some(buffer_, kReadPiece,
-                        [self = shared_from_this()](beast::error_code ec, std::size_t n) {
-                          self->onRead(ec, n);
-                        });
+    ws_.async_read_some(
+        buffer_, kReadPiece,
+        [self = shared_from_this()](beast::error_code ec, std::size_t n) { self->onRead(ec, n); });
   }
 
   void onRead(beast::error_code ec, std::size_t n) {
@@ -79,7 +78,8 @@ class ExecSession : public ExecDaemon::Closable, public std::enable_shared_from_
       });
     }
     if (!inCharge_.resize(buffer_.size())) {
-      logEvent(Level::kWarn, "executor session closed: its message does not fit in max_buffered_mb");
+      logEvent(Level::kWarn,
+               "executor session closed: its message does not fit in max_buffered_mb");
       return abort(websocket::close_code::try_again_later, "the executor holds too much now");
     }
     if (!ws_.is_message_done()) return read();

@@ -5,7 +5,9 @@
 //
 // Thread rule: guarded by the pool's lock.
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <deque>
 
 #include "util/clock.h"
@@ -42,6 +44,32 @@ class CrashBudget {
   CrashBudgetOptions options_;
   std::deque<SteadyTime> crashes_;
   int cooldowns_ = 0;
+};
+
+// The floor's backoff: what must keep a worker (the last slot of a lane; code mode's pool, which
+// has no other) never rests for a whole cooldown once its budget is spent: it spawns again after
+// a backoff that doubles each time in a row (from kFirst; in a row: within the budget's window
+// of the last), up to the cooldown.
+class FloorBackoff {
+ public:
+  static constexpr std::chrono::milliseconds kFirst{500};
+
+  explicit FloorBackoff(CrashBudgetOptions options = {}) : options_(options) {}
+
+  // The backoff of a budget spent at `now`.
+  std::chrono::milliseconds next(SteadyTime now) {
+    if (now - last_ > options_.window) level_ = 0;
+    auto backoff = std::min<std::chrono::milliseconds>(
+        options_.cooldown, kFirst * (std::int64_t{1} << std::min(level_, 16)));
+    ++level_;
+    last_ = now;
+    return backoff;
+  }
+
+ private:
+  CrashBudgetOptions options_;
+  int level_ = 0;
+  SteadyTime last_{};
 };
 
 }  // namespace isolane

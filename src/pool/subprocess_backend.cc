@@ -75,6 +75,7 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
     slot->index = static_cast<int>(slots_.size());
     slot->group = group;
     slot->budget = CrashBudget(options_.crashBudget);
+    slot->backoff = FloorBackoff(options_.crashBudget);
     const Slot* raw = slot.get();
     slot->life =
         WorkerLifecycle(LifecycleOptions{options_.spawnTimeout, options_.heartbeatInterval,

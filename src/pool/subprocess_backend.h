@@ -129,8 +129,6 @@ class SubprocessBackend final : public Backend {
   void withdrawFromWedgedLocked(Outbox& outbox);
   // No other slot of its lane is live or about to be (all rest after spending their budget).
   bool lastLiveOfLaneLocked(const Slot& slot, SteadyTime now) const;
-  // The first backoff of the floor; doubled for each spent budget in a row, up to the cooldown.
-  static constexpr std::chrono::milliseconds kFloorBackoff{500};
   void startStreamLocked(std::uint64_t id, Pending& p, Slot& slot,
                          std::unique_lock<std::mutex>& lock);
   SteadyTime streamHangDeadline() const;

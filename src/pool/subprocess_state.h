@@ -54,8 +54,7 @@ struct SubprocessBackend::Slot {
   // crashed, or was killed as a last resort, lately. Kept across respawns.
   SteadyTime quarantinedUntil{};
   // The floor's backoff (the last live slot of its lane spent its crash budget).
-  int backoffLevel = 0;
-  SteadyTime lastBackoff{};
+  FloorBackoff backoff;
   std::uint64_t rssBytes = 0, heapUsedBytes = 0, heapLimitBytes = 0, executions = 0;
   std::uint64_t isolates = 0;
   std::uint64_t isolatesRecycled = 0;

@@ -258,12 +258,7 @@ void SubprocessBackend::onDeath(int index, std::uint64_t generation, const std::
       if (restUntil > now && lastLiveOfLaneLocked(slot, now)) {
         // The floor: the last slot of its lane never rests for the whole cooldown (the server
         // would answer only no-worker); it comes back after a backoff that doubles each time.
-        if (now - slot.lastBackoff > options_.crashBudget.window) slot.backoffLevel = 0;
-        auto backoff = std::min<std::chrono::milliseconds>(
-            options_.crashBudget.cooldown,
-            kFloorBackoff * (std::int64_t{1} << std::min(slot.backoffLevel, 16)));
-        ++slot.backoffLevel;
-        slot.lastBackoff = now;
+        std::chrono::milliseconds backoff = slot.backoff.next(now);
         restUntil = now + backoff;
         backoffs_.with({slotName(index)}).inc();
         recordEvent("backoff", index, 0,

@@ -20,12 +20,13 @@ const char* workerStateName(WorkerState state) {
   return "?";
 }
 
-void WorkerLifecycle::moveTo(WorkerState to, SteadyTime now, const std::string& reason) {
+void WorkerLifecycle::moveTo(WorkerState to, SteadyTime now, const std::string& reason,
+                             bool death) {
   WorkerState from = state_;
   SteadyTime since = since_;
   state_ = to;
   since_ = now;
-  if (sink_) sink_(WorkerTransition{from, to, reason, now, since});
+  if (sink_) sink_(WorkerTransition{from, to, reason, now, since, death});
 }
 
 void WorkerLifecycle::spawned(SteadyTime now) {
@@ -81,7 +82,7 @@ const std::string& WorkerLifecycle::died(SteadyTime now, const std::string& deat
   }
   restUntil_ = restUntil;
   heartbeatOutstanding_ = false;
-  if (state_ != WorkerState::kResting) moveTo(WorkerState::kResting, now, reason_);
+  if (state_ != WorkerState::kResting) moveTo(WorkerState::kResting, now, reason_, /*death=*/true);
   return reason_;
 }
 

@@ -49,6 +49,7 @@ struct WorkerTransition {
   WorkerState from, to;
   const std::string& reason;
   SteadyTime now, since;
+  bool death = false;  // to resting because its process died (not retired)
 };
 
 class WorkerLifecycle {
@@ -116,7 +117,7 @@ class WorkerLifecycle {
   Due due(SteadyTime now);
 
  private:
-  void moveTo(WorkerState to, SteadyTime now, const std::string& reason);
+  void moveTo(WorkerState to, SteadyTime now, const std::string& reason, bool death = false);
 
   LifecycleOptions options_;
   Sink sink_;
