@@ -192,109 +192,98 @@ TEST_F(ServeSupervision, StopAsksEveryWorkerToExitAndWaitsForThem) {
 }
 
 // Code mode's pool: the same lifecycle, spawned on demand.
-TEST(ExecSupervision, AWorkerThatDiesDuringAnExecutionEndsItWithWorkerCrashed) {
-  test::ManualClock clock;
-  MetricsRegistry metrics;
-  FakeWorkers fakes;
-  ExecPoolOptions o;
-  o.maxWorkers = 1;
-  o.workerCommand = {"/nonexistent/worker"};
-  o.spawnWorker = fakes.spawner();
-  o.spawnTimeout = 1000ms;
-  o.heartbeatTimeout = 200ms;
-  ExecPool pool(o, metrics, clock, ExecPool::Supervision::kManual);
-  std::promise<ExecutionOutcome> settled;
-  ExecutionSpec spec;
-  spec.code = "export default async () => 1";
-  spec.timeoutMs = 1000;
-  pool.execute(spec, nullptr, [&](ExecutionOutcome o) { settled.set_value(std::move(o)); });
-  ASSERT_EQ(fakes.count(), 1u);
-  std::shared_ptr<FakeEnd> w = fakes.at(0);
-  EXPECT_EQ(pool.workerViews().at(0).state, std::string("starting"));
-  w->say(encodeHello(w->pid(), FakeEnd::kMax));
-  std::vector<SentFrame> sent = w->answer();  // its first heartbeat
+class ExecSupervision : public ::testing::Test {
+ protected:
+  void make(const std::function<void(ExecPoolOptions&)>& tune = {}) {
+    ExecPoolOptions o;
+    o.maxWorkers = 1;
+    o.workerCommand = {"/nonexistent/worker"};
+    o.spawnWorker = fakes_.spawner();
+    if (tune) tune(o);
+    pool_ = std::make_unique<ExecPool>(o, metrics_, clock_, ExecPool::Supervision::kManual);
+  }
+  void TearDown() override {
+    if (pool_) pool_->shutdown(0ms);
+  }
+  // An execution; its outcome.
+  std::future<ExecutionOutcome> run() {
+    auto p = std::make_shared<std::promise<ExecutionOutcome>>();
+    ExecutionSpec spec;
+    spec.code = "export default async () => 1";
+    pool_->execute(spec, nullptr, [p](ExecutionOutcome o) { p->set_value(std::move(o)); });
+    return p->get_future();
+  }
+  // The worker says Hello and answers its first heartbeat (what it was sent: the heartbeat).
+  static std::vector<SentFrame> bringUp(const std::shared_ptr<FakeEnd>& w) {
+    w->say(encodeHello(w->pid(), FakeEnd::kMax));
+    return w->answer();
+  }
+
+  test::ManualClock clock_;
+  MetricsRegistry metrics_;
+  FakeWorkers fakes_;
+  std::unique_ptr<ExecPool> pool_;
+};
+
+TEST_F(ExecSupervision, AWorkerThatDiesDuringAnExecutionEndsItWithWorkerCrashed) {
+  make();
+  std::future<ExecutionOutcome> settled = run();
+  ASSERT_EQ(fakes_.count(), 1u);
+  std::shared_ptr<FakeEnd> w = fakes_.at(0);
+  EXPECT_EQ(pool_->workerViews().at(0).state, std::string("starting"));
+  std::vector<SentFrame> sent = bringUp(w);
   ASSERT_EQ(sent.size(), 1u);
   EXPECT_EQ(sent[0].type, wire::Message::Heartbeat);
   sent = w->take();
   ASSERT_EQ(sent.size(), 1u);
   EXPECT_EQ(sent[0].type, wire::Message::Execute);
-  EXPECT_EQ(pool.workerViews().at(0).state, std::string("busy"));
+  EXPECT_EQ(pool_->workerViews().at(0).state, std::string("busy"));
   w->die("killed by signal SIGSEGV");
-  auto outcome = settled.get_future().get();
+  ExecutionOutcome outcome = settled.get();
   EXPECT_EQ(outcome.error, ExecErrorCode::kWorkerCrashed);
   EXPECT_NE(outcome.message.find("SIGSEGV"), std::string::npos) << outcome.message;
-  pool.shutdown(0ms);
 }
 
-TEST(ExecSupervision, AHeartbeatNobodyAskedForKillsTheWorker) {
-  test::ManualClock clock;
-  MetricsRegistry metrics;
-  FakeWorkers fakes;
-  ExecPoolOptions o;
-  o.workerCommand = {"/nonexistent/worker"};
-  o.spawnWorker = fakes.spawner();
-  ExecPool pool(o, metrics, clock, ExecPool::Supervision::kManual);
-  ExecutionSpec spec;
-  spec.code = "export default async () => 1";
-  pool.execute(spec, nullptr, [](ExecutionOutcome) {});
-  std::shared_ptr<FakeEnd> w = fakes.at(0);
+TEST_F(ExecSupervision, AHeartbeatNobodyAskedForKillsTheWorker) {
+  make();
+  run();
+  std::shared_ptr<FakeEnd> w = fakes_.at(0);
   w->say(encodeHello(w->pid(), FakeEnd::kMax));
   wire::HeartbeatAckT ack;
   ack.seq = 99;
   w->say(encodeHeartbeatAck(ack, FakeEnd::kMax));
   EXPECT_EQ(w->killedBy(), SIGKILL);
-  EXPECT_EQ(pool.workerViews().at(0).state, std::string("killing"));
+  EXPECT_EQ(pool_->workerViews().at(0).state, std::string("killing"));
   w->die("killed by signal SIGKILL");
-  pool.shutdown(0ms);
 }
 
-TEST(ExecSupervision, WorkersThatKeepCrashingSpendTheBudgetAndThePoolBacksOff) {
-  test::ManualClock clock;
-  MetricsRegistry metrics;
-  FakeWorkers fakes;
-  ExecPoolOptions o;
-  o.maxWorkers = 1;
-  o.workerCommand = {"/nonexistent/worker"};
-  o.spawnWorker = fakes.spawner();
-  o.crashBudget = CrashBudgetOptions{2, 60'000ms, 30'000ms};
-  ExecPool pool(o, metrics, clock, ExecPool::Supervision::kManual);
-  ExecutionSpec spec;
-  spec.code = "export default async () => 1";
-  std::vector<std::future<ExecutionOutcome>> outcomes;
-  auto run = [&] {
-    auto p = std::make_shared<std::promise<ExecutionOutcome>>();
-    outcomes.push_back(p->get_future());
-    pool.execute(spec, nullptr, [p](ExecutionOutcome o) { p->set_value(std::move(o)); });
-  };
+TEST_F(ExecSupervision, WorkersThatKeepCrashingSpendTheBudgetAndThePoolBacksOff) {
+  make([](ExecPoolOptions& o) { o.crashBudget = CrashBudgetOptions{2, 60'000ms, 30'000ms}; });
   // Two workers in a row crash under their execution: the budget (2) is spent.
-  for (int i = 0; i < 2; ++i) {
-    run();
-    ASSERT_EQ(fakes.count(), static_cast<std::size_t>(i + 1));
-    std::shared_ptr<FakeEnd> w = fakes.last();
-    w->say(encodeHello(w->pid(), FakeEnd::kMax));
-    w->answer();
-    w->die("killed by signal SIGSEGV");
-    EXPECT_EQ(outcomes.back().get().error, ExecErrorCode::kWorkerCrashed);
+  for (std::size_t i = 0; i < 2; ++i) {
+    std::future<ExecutionOutcome> settled = run();
+    ASSERT_EQ(fakes_.count(), i + 1);
+    bringUp(fakes_.last());
+    fakes_.last()->die("killed by signal SIGSEGV");
+    EXPECT_EQ(settled.get().error, ExecErrorCode::kWorkerCrashed);
   }
   // The next execution waits for the backoff instead of spawning a third worker at once.
   run();
-  EXPECT_EQ(fakes.count(), 2u);
-  EXPECT_EQ(pool.stats().queued, 1u);
-  clock.advance(499ms);
-  pool.superviseOnce();
-  EXPECT_EQ(fakes.count(), 2u);
-  clock.advance(1ms);
-  pool.superviseOnce();
-  ASSERT_EQ(fakes.count(), 3u) << "spawned once the backoff (500 ms) is over";
-  std::shared_ptr<FakeEnd> w = fakes.last();
-  w->say(encodeHello(w->pid(), FakeEnd::kMax));
-  w->answer();  // its first heartbeat; then the execution goes to it
+  EXPECT_EQ(fakes_.count(), 2u);
+  EXPECT_EQ(pool_->stats().queued, 1u);
+  clock_.advance(499ms);
+  pool_->superviseOnce();
+  EXPECT_EQ(fakes_.count(), 2u);
+  clock_.advance(1ms);
+  pool_->superviseOnce();
+  ASSERT_EQ(fakes_.count(), 3u) << "spawned once the backoff (500 ms) is over";
+  std::shared_ptr<FakeEnd> w = fakes_.last();
+  bringUp(w);  // then the execution goes to it
   std::vector<SentFrame> sent = w->take();
   ASSERT_EQ(sent.size(), 1u);
   EXPECT_EQ(sent[0].type, wire::Message::Execute);
-  EXPECT_NE(metrics.render().find("isolane_exec_worker_events_total{event=\"backoff\"} 1"),
+  EXPECT_NE(metrics_.render().find("isolane_exec_worker_events_total{event=\"backoff\"} 1"),
             std::string::npos);
-  pool.shutdown(0ms);
 }
 
 }  // namespace
