@@ -171,12 +171,14 @@ TEST_F(ServeSupervision, ASlotThatSpendsItsCrashBudgetRestsThenComesBack) {
   EXPECT_TRUE(pool_->workers()[0].coolingDown);
   std::size_t spawned = fakes_.count();
   clock_.advance(29'999ms);
-  bringUp(fakes_.at(1));  // (its heartbeats, kept answered)
   pool_->superviseOnce();
+  fakes_.at(1)->answer();  // (its heartbeats, kept answered)
+  EXPECT_EQ(state(1), WorkerState::kReady);
   EXPECT_EQ(fakes_.count(), spawned) << "resting for the whole cooldown";
   clock_.advance(1ms);
-  fakes_.at(1)->answer();
   pool_->superviseOnce();
+  fakes_.at(1)->answer();
+  EXPECT_EQ(state(1), WorkerState::kReady);
   EXPECT_EQ(fakes_.count(), spawned + 1);
   EXPECT_EQ(state(0), WorkerState::kSpawning);
 }
@@ -258,25 +260,34 @@ TEST_F(ExecSupervision, AHeartbeatNobodyAskedForKillsTheWorker) {
 }
 
 TEST_F(ExecSupervision, WorkersThatKeepCrashingSpendTheBudgetAndThePoolBacksOff) {
-  make([](ExecPoolOptions& o) { o.crashBudget = CrashBudgetOptions{2, 60'000ms, 30'000ms}; });
+  make([](ExecPoolOptions& o) {
+    o.maxWorkers = 2;
+    o.executionsPerWorker = 1;
+    o.crashBudget = CrashBudgetOptions{2, 60'000ms, 30'000ms};
+  });
+  // A worker that stays, busy with a long execution.
+  run();
+  bringUp(fakes_.at(0));
+  ASSERT_EQ(fakes_.at(0)->take().at(0).type, wire::Message::Execute);
   // Two workers in a row crash under their execution: the budget (2) is spent.
   for (std::size_t i = 0; i < 2; ++i) {
     std::future<ExecutionOutcome> settled = run();
-    ASSERT_EQ(fakes_.count(), i + 1);
+    ASSERT_EQ(fakes_.count(), i + 2);
     bringUp(fakes_.last());
     fakes_.last()->die("killed by signal SIGSEGV");
     EXPECT_EQ(settled.get().error, ExecErrorCode::kWorkerCrashed);
   }
-  // The next execution waits for the backoff instead of spawning a third worker at once.
-  run();
-  EXPECT_EQ(fakes_.count(), 2u);
+  // The next execution waits for the backoff instead of spawning a worker at once.
+  std::future<ExecutionOutcome> waiting = run();
+  EXPECT_EQ(fakes_.count(), 3u);
   EXPECT_EQ(pool_->stats().queued, 1u);
   clock_.advance(499ms);
   pool_->superviseOnce();
-  EXPECT_EQ(fakes_.count(), 2u);
+  fakes_.at(0)->answer();  // (the busy one's heartbeats)
+  EXPECT_EQ(fakes_.count(), 3u);
   clock_.advance(1ms);
   pool_->superviseOnce();
-  ASSERT_EQ(fakes_.count(), 3u) << "spawned once the backoff (500 ms) is over";
+  ASSERT_EQ(fakes_.count(), 4u) << "spawned once the backoff (500 ms) is over";
   std::shared_ptr<FakeEnd> w = fakes_.last();
   bringUp(w);  // then the execution goes to it
   std::vector<SentFrame> sent = w->take();
@@ -284,6 +295,29 @@ TEST_F(ExecSupervision, WorkersThatKeepCrashingSpendTheBudgetAndThePoolBacksOff)
   EXPECT_EQ(sent[0].type, wire::Message::Execute);
   EXPECT_NE(metrics_.render().find("isolane_exec_worker_events_total{event=\"backoff\"} 1"),
             std::string::npos);
+}
+
+TEST_F(ExecSupervision, WhenNoWorkerCanStartExecutionsFailAtOnceUntilTheBackoffEnds) {
+  make([](ExecPoolOptions& o) { o.crashBudget = CrashBudgetOptions{2, 60'000ms, 30'000ms}; });
+  fakes_.failSpawns(true);
+  for (int i = 0; i < 2; ++i) {  // each spawn fails, and fails the execution that waited for it
+    ExecutionOutcome outcome = run().get();
+    EXPECT_EQ(outcome.error, ExecErrorCode::kWorkerCrashed);
+    EXPECT_NE(outcome.message.find("failed to start"), std::string::npos) << outcome.message;
+  }
+  // The budget is spent and no worker is left: refused at once, not parked for the backoff.
+  std::future<ExecutionOutcome> refused = run();
+  ASSERT_EQ(refused.wait_for(0s), std::future_status::ready);
+  ExecutionOutcome outcome = refused.get();
+  EXPECT_EQ(outcome.error, ExecErrorCode::kWorkerCrashed);
+  EXPECT_NE(outcome.message.find("starts none for a while"), std::string::npos) << outcome.message;
+  EXPECT_EQ(pool_->stats().queued, 0u);
+  fakes_.failSpawns(false);
+  clock_.advance(500ms);
+  std::future<ExecutionOutcome> later = run();
+  ASSERT_EQ(fakes_.count(), 1u) << "the backoff is over: a worker is spawned";
+  bringUp(fakes_.at(0));
+  EXPECT_EQ(fakes_.at(0)->take().at(0).type, wire::Message::Execute);
 }
 
 }  // namespace

@@ -15,8 +15,10 @@ start_server() {
   PIDS+="$SERVER "
   for i in $(seq 400); do
     # (the metrics in a variable: a `curl | grep -q` ends curl with SIGPIPE when it matches early)
+    local metrics
+    metrics=$(curl -sf "http://127.0.0.1:$ADMIN/metrics" || true)
     if curl -sf -o /dev/null "http://127.0.0.1:$PORT$ready" &&
-       ! grep -q '^isolane_worker_up{.*} 0' <<<"$(curl -sf "http://127.0.0.1:$ADMIN/metrics")"; then
+       grep -q '^isolane_worker_up' <<<"$metrics" && ! grep -q '^isolane_worker_up{.*} 0' <<<"$metrics"; then
       return
     fi
     kill -0 "$SERVER" 2>/dev/null || { tail "$TMP/server.log" >&2; exit 1; }

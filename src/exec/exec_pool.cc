@@ -200,6 +200,8 @@ std::uint64_t ExecPool::execute(ExecutionSpec spec, ToolDispatch dispatch,
     queueDepth_.with({}).set(static_cast<double>(queue_.size()));
     if (shuttingDown_) {
       refuse(ExecErrorCode::kConnectionBroken, "The pool is shutting down.");
+    } else if (stalledLocked()) {
+      refuse(ExecErrorCode::kWorkerCrashed, stalledWhy());
     } else if (auto problem = validateExecutionSpec(spec)) {
       refuse(ExecErrorCode::kInternal, "The execution was refused: " + *problem + ".");
     } else {

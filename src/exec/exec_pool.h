@@ -48,10 +48,11 @@ struct ExecPoolOptions {
   std::uint64_t retireAfterExecutions = 10'000;       // 0: never
   std::uint64_t workerMemoryLimitBytes = 1ull << 30;  // RSS; 0: no bound
   std::chrono::milliseconds spawnTimeout{10'000};
-  // Workers that crash (or fail to start) more than maxCrashes times within the window spend the
-  // pool's budget: it starts no worker for a backoff (500 ms, doubled each time in a row, up to
-  // the cooldown); executions wait in the queue meanwhile. Guests that crash their worker on
-  // purpose then cost a spawn per backoff, not per execution.
+  // Workers that crash (or fail to start) maxCrashes times within the window spend the pool's
+  // budget: it starts no worker for a backoff (500 ms, doubled each time in a row, up to the
+  // cooldown). Executions wait in the queue meanwhile while a worker is left; with none, they
+  // fail at once with WORKER_CRASHED. Guests that crash their worker on purpose then cost at
+  // most maxCrashes spawns per backoff, not one per execution.
   CrashBudgetOptions crashBudget{5, std::chrono::milliseconds(60'000),
                                  std::chrono::milliseconds(30'000)};
   std::chrono::milliseconds heartbeatInterval{5'000};
@@ -172,6 +173,10 @@ class ExecPool {
   bool maySpawnLocked() const;
   // A worker crashed or failed to start: counted against the budget (a backoff once spent).
   void countCrashLocked();
+  // Backing off with no worker at all: queued executions would wait out the backoff, so they
+  // fail at once (WORKER_CRASHED, stalledWhy()), and so do new ones.
+  bool stalledLocked() const;
+  std::string stalledWhy() const;
   void superviseLoop();
 
   const ExecPoolOptions options_;

@@ -211,9 +211,29 @@ void ExecPool::onDeath(std::uint64_t workerId, const std::string& death) {
       }
     }
     if (!shuttingDown_) serveQueueLocked(after);  // spawns a replacement if work waits
+    // Backing off with no worker at all: nothing would run the queued ones for a while.
+    if (stalledLocked()) {
+      while (!queue_.empty()) {
+        std::uint64_t id = queue_.front();
+        queue_.pop_front();
+        settleLocked(id, ExecutionOutcome::failed(ExecErrorCode::kWorkerCrashed, stalledWhy()),
+                     after);
+      }
+    }
     wake_.notify_all();
   }
   after.run();
+}
+
+bool ExecPool::stalledLocked() const {
+  return !shuttingDown_ && workers_.empty() && clock_.now() < spawnHeldUntil_;
+}
+
+std::string ExecPool::stalledWhy() const {
+  return "Code-mode workers crashed or failed to start " +
+         std::to_string(options_.crashBudget.maxCrashes) + " times within " +
+         std::to_string(options_.crashBudget.window.count()) +
+         " ms; the pool starts none for a while (see worker.backoff in the log).";
 }
 
 void ExecPool::retireIfDueLocked(Worker& w, After& after) {
