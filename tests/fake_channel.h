@@ -45,30 +45,20 @@ class FakeEnd {
     }
     std::vector<SentFrame> out;
     for (const std::string& bytes : raw) {
-      FrameReader reader(spawn_.maxFrameBytes);
-      reader.append(bytes.data(), bytes.size());
-      const wire::Frame* f = nullptr;
-      std::string error;
-      while (reader.next(&f, &error) == FrameReader::Next::kFrame) {
+      eachFrame(bytes, [&](const wire::Frame& f) {
         SentFrame s;
-        s.type = f->message_type();
-        if (auto* hb = f->message_as_Heartbeat()) s.seq = hb->seq();
-        if (auto* load = f->message_as_LoadApp()) s.app = load->name() ? load->name()->str() : "";
-        if (auto* exec = f->message_as_Execute()) s.id = exec->id();
+        s.type = f.message_type();
+        if (auto* hb = f.message_as_Heartbeat()) s.seq = hb->seq();
+        if (auto* load = f.message_as_LoadApp()) s.app = load->name() ? load->name()->str() : "";
+        if (auto* exec = f.message_as_Execute()) s.id = exec->id();
         out.push_back(std::move(s));
-      }
+      });
     }
     return out;
   }
 
   // The worker says `frame` (as its reader thread would hand it to the pool).
-  void say(const Result<std::string>& frame) {
-    FrameReader reader(spawn_.maxFrameBytes);
-    reader.append(frame.value().data(), frame.value().size());
-    const wire::Frame* f = nullptr;
-    std::string error;
-    while (reader.next(&f, &error) == FrameReader::Next::kFrame) spawn_.onFrame(*f);
-  }
+  void say(const Result<std::string>& frame) { eachFrame(frame.value(), spawn_.onFrame); }
   // Answers what the pool sent: each LoadApp with a successful AppLoaded, each Heartbeat with its
   // answer. Returns the frames it saw.
   std::vector<SentFrame> answer() {
@@ -109,14 +99,9 @@ class FakeEnd {
     std::lock_guard lock(mu_);
     if (exited_) return Error{"the worker is gone"};
     inbox_.push_back(frame);
-    FrameReader reader(spawn_.maxFrameBytes);
-    reader.append(frame.data(), frame.size());
-    const wire::Frame* f = nullptr;
-    std::string error;
-    if (reader.next(&f, &error) == FrameReader::Next::kFrame &&
-        f->message_type() == wire::Message::Shutdown) {
-      shutdownSent_ = true;
-    }
+    eachFrame(frame, [&](const wire::Frame& f) {
+      shutdownSent_ |= f.message_type() == wire::Message::Shutdown;
+    });
     return Status::success();
   }
   void signal(int sig) {
@@ -146,6 +131,16 @@ class FakeEnd {
   static constexpr std::size_t kMax = kDefaultMaxFrameBytes;
 
  private:
+  // Calls `fn` with each whole frame in `bytes` (verified, as the pool's reader does).
+  template <typename Fn>
+  void eachFrame(const std::string& bytes, Fn&& fn) const {
+    FrameReader reader(spawn_.maxFrameBytes);
+    reader.append(bytes.data(), bytes.size());
+    const wire::Frame* f = nullptr;
+    std::string error;
+    while (reader.next(&f, &error) == FrameReader::Next::kFrame) fn(*f);
+  }
+
   WorkerSpawn spawn_;
   const pid_t pid_;
   mutable std::mutex mu_;

@@ -23,10 +23,8 @@ const char* workerStateName(WorkerState state) {
 void WorkerLifecycle::moveTo(WorkerState to, SteadyTime now, const std::string& reason,
                              bool death) {
   WorkerState from = state_;
-  SteadyTime since = since_;
   state_ = to;
-  since_ = now;
-  if (sink_) sink_(WorkerTransition{from, to, reason, now, since, death});
+  if (sink_) sink_(WorkerTransition{from, to, reason, now, death});
 }
 
 void WorkerLifecycle::spawned(SteadyTime now) {

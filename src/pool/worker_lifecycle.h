@@ -43,12 +43,12 @@ struct LifecycleOptions {
   std::chrono::milliseconds heartbeatTimeout{2'000};
 };
 
-// What changed, for the pool's sink. `reason` says why (a kill's, a death's, a drain's); `since`
-// is when the worker entered `from` (a spawn's start, for the time to ready).
+// What changed, for the pool's sink. `reason` says why (a kill's, a death's, a drain's); the time
+// to ready is `now - spawnedAt()`.
 struct WorkerTransition {
   WorkerState from, to;
   const std::string& reason;
-  SteadyTime now, since;
+  SteadyTime now;
   bool death = false;  // to resting because its process died (not retired)
 };
 
@@ -122,7 +122,6 @@ class WorkerLifecycle {
   LifecycleOptions options_;
   Sink sink_;
   WorkerState state_ = WorkerState::kResting;
-  SteadyTime since_{};  // when it entered state_
   SteadyTime spawnedAt_{}, spawnDeadline_{}, restUntil_{};
   bool everReady_ = false;
   std::string reason_;
