@@ -35,13 +35,13 @@ class SaidLog final : public LogSink {
  public:
   explicit SaidLog(std::string what) : what_(std::move(what)) {}
   void write(std::string_view, std::string_view, std::string_view, std::string_view text) override {
-    if (text == what_) said_ = true;
+    if (text == what_) ++said_;
   }
-  bool said() const { return said_; }
+  bool said(int times = 1) const { return said_ >= times; }
 
  private:
   std::string what_;
-  std::atomic<bool> said_{false};
+  std::atomic<int> said_{0};
 };
 
 ExecutorOptions baseOptions() {
@@ -353,6 +353,40 @@ TEST(ExecutorSetRouting, WithOneThreadTheReserveTakesOtherAppsWhileItIsInALongTu
   ASSERT_NO_FATAL_FAILURE(helloesAnswerWhileItSpins(set, spun, 5));
   EXPECT_EQ(spun.wait_for(20s), std::future_status::ready);
   EXPECT_EQ(spun.get().failure, FailureKind::kNone);
+}
+
+// The reserve, itself in a long turn (or still in the pass in which it made an isolate and
+// answered), is still a better place than the thread whose turn started long before: the one
+// that started last wins, as between any threads that are all working for long.
+TEST(ExecutorSetRouting, WhenTheReserveWorksForLongTooTheThreadThatStartedLastTakesTheRequest) {
+  SaidLog log("spinning");
+  ExecutorSet set(1, baseOptions(), log, SystemClock::instance(), nullptr, /*reserve=*/true);
+  for (const char* name : {"long", "shorter"}) {
+    AppSpec spinner{name, kApps + "spin.js", {}};
+    spinner.cpuLimitMs = 6000;
+    ASSERT_TRUE(set.loadApp(spinner));
+  }
+  ASSERT_TRUE(set.loadApp(AppSpec{"hello", kApps + "hello.js", {}}));
+  ASSERT_TRUE(eventually([&] { return set.pick("long") == 0; })) << "idle: the regular thread";
+  auto submitSpin = [&](const char* app, const char* url, std::uint64_t key) {
+    auto p = std::make_shared<std::promise<AppResponse>>();
+    RequestJob job{AppRequest{app, "s", "GET", url, {}, ""},
+                   [p](AppResponse r) { p->set_value(std::move(r)); }, key};
+    EXPECT_TRUE(set.submit(job));
+    return p->get_future();
+  };
+  auto longSpin = submitSpin("long", "http://test.local/?ms=5000&say", 1);
+  ASSERT_TRUE(eventually([&] { return log.said(1); })) << "the long spin never started";
+  ASSERT_TRUE(eventually([&] { return set.pick("shorter") == 1; })) << "the reserve";
+  auto shorterSpin = submitSpin("shorter", "http://test.local/?ms=800&say", 2);
+  ASSERT_TRUE(eventually([&] { return log.said(2); })) << "the shorter spin never started";
+  // Nothing outside tells when the reserve's turn has become long (kLongTurn of it): wait for
+  // five times that.
+  std::this_thread::sleep_for(5 * ExecutorSet::kLongTurn);
+  EXPECT_EQ(set.pick("hello"), 1u) << "the reserve started its turn last";
+  ASSERT_NO_FATAL_FAILURE(helloesAnswerWhileItSpins(set, longSpin, 1));
+  EXPECT_EQ(shorterSpin.wait_for(20s), std::future_status::ready);
+  EXPECT_EQ(longSpin.wait_for(20s), std::future_status::ready);
 }
 
 TEST(ExecutorSetRouting, ControlsReachTheThreadRunningTheRequest) {

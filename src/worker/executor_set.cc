@@ -123,8 +123,16 @@ bool ExecutorSet::reserveTakes(const std::string& app,
     bool held = (busy && now - *busy > kLongTurn) || (e.turnSince() && heavy(e.turnApp()));
     if (!held) return false;
   }
-  auto busy = executors_[regular_]->busySince();
-  return !(busy && now - *busy > kLongTurn);  // and the reserve is not
+  auto reserveBusy = executors_[regular_]->busySince();
+  if (!(reserveBusy && now - *reserveBusy > kLongTurn)) return true;  // and the reserve is not
+  // The reserve is working for long too (a long turn of its own, or still in the pass that made
+  // an isolate and answered): as between any threads that all are, the one that started last
+  // wins, since the oldest is the likeliest to be stuck.
+  for (std::size_t i = 0; i < regular_; ++i) {
+    auto busy = executors_[i]->busySince();
+    if (busy && *busy > *reserveBusy) return false;
+  }
+  return true;
 }
 
 bool ExecutorSet::submit(RequestJob& job) { return submitTo(pick(job.request.app), job); }
