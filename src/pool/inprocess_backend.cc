@@ -38,7 +38,7 @@ struct InProcessBackend::Shared {
 
   Admission admission;
   HeavyApps heavy;  // apps lately in long turns: confined to all threads but one
-  std::mutex appsMu;  // guards threadApps, replayable
+  std::mutex appsMu;  // guards threadApps, replayable; may be taken under mu, never mu under it
   std::vector<AppCounts> threadApps;
   // GETs and HEADs without a body on an executor thread, by id, and the thread: one on a
   // wedged thread is withdrawn (if it has not started) and placed again.
@@ -50,6 +50,10 @@ struct InProcessBackend::Shared {
   std::mutex mu;  // guards kicked; stopping is written under it
   std::condition_variable cv;
   bool kicked = false;
+  // The admission thread sleeps until woken, not looking on its own (admissionLoop): a request
+  // that could be withdrawn wakes it. Set before it looks whether there is any and read after
+  // one is registered (both sequentially consistent), so one of the two sees the other.
+  std::atomic<bool> sleepsUntilWoken{false};
   std::atomic<bool> stopping{false};  // read without mu on every submit
 };
 
@@ -280,8 +284,12 @@ void InProcessBackend::run(WaitingRequest w, std::size_t thread) {
   std::shared_ptr<WaitingRequest> replay;
   if (!stream && !w.replayed && isReplayable(w.request)) {
     replay = std::make_shared<WaitingRequest>(WaitingRequest{w.request, {}, w.arrived, true, key});
-    std::lock_guard<std::mutex> lock(shared_->appsMu);
-    shared_->replayable[key] = Shared::Replayable{thread};
+    {
+      std::lock_guard<std::mutex> lock(shared_->appsMu);
+      shared_->replayable[key] = Shared::Replayable{thread};
+    }
+    // The thread may yet start a long turn of a request before it: somebody must look.
+    if (shared_->sleepsUntilWoken.load()) shared_->wake();
   }
   if (!stream) shared_->admission.countApp(w.request.app, true);
   auto sink = std::make_shared<PipeSink>(executors_, key, shared_, w.request.app,
@@ -398,16 +406,27 @@ void InProcessBackend::tick() {
 
 void InProcessBackend::admissionLoop() {
   // While requests wait it looks every few milliseconds (a wedged thread comes free without
-  // giving back a place: its request may go on awaiting); otherwise it sleeps until woken.
+  // giving back a place: its request may go on awaiting). While one that could be given back
+  // runs, it looks too: the thread it waits on may start a long turn of another request
+  // queued before it, and nothing else would say so (the request would wait the whole turn).
+  // Otherwise it sleeps until woken.
   const auto period = std::clamp<std::chrono::milliseconds>(
       options_.admission.queueTimeout / 10, std::chrono::milliseconds(5),
       std::chrono::milliseconds(50));
+  const auto withdrawable = [this] {
+    if (options_.wedgedTurn.count() == 0 || executors_->size() < 2) return false;  // as tick
+    std::lock_guard<std::mutex> apps(shared_->appsMu);
+    return !shared_->replayable.empty();
+  };
   std::unique_lock<std::mutex> lock(shared_->mu);
   while (!shared_->stopping) {
-    if (shared_->admission.waiting() > 0 || anyWedged()) {
+    shared_->sleepsUntilWoken.store(true);
+    if (shared_->admission.waiting() > 0 || anyWedged() || withdrawable()) {
+      shared_->sleepsUntilWoken.store(false);
       shared_->cv.wait_for(lock, period, [&] { return shared_->kicked || shared_->stopping; });
     } else {
       shared_->cv.wait(lock, [&] { return shared_->kicked || shared_->stopping; });
+      shared_->sleepsUntilWoken.store(false);
     }
     if (shared_->stopping) break;
     shared_->kicked = false;
