@@ -389,6 +389,88 @@ TEST(ExecutorSetRouting, WhenTheReserveWorksForLongTooTheThreadThatStartedLastTa
   EXPECT_EQ(longSpin.wait_for(20s), std::future_status::ready);
 }
 
+// A GET of `app` on the thread the test chooses; its answer.
+std::future<AppResponse> getOn(ExecutorSet& set, std::size_t thread, const char* app,
+                               const char* url, std::uint64_t key) {
+  auto p = std::make_shared<std::promise<AppResponse>>();
+  RequestJob job{AppRequest{app, "r", "GET", url, {}, ""},
+                 [p](AppResponse r) { p->set_value(std::move(r)); }, key};
+  EXPECT_TRUE(set.submitTo(thread, job));
+  return p->get_future();
+}
+
+// moveQueued: a request put behind a thread's long turn (here on purpose) moves to a free
+// thread once the turn has lasted kLongTurn, instead of waiting for it to end.
+TEST(ExecutorSetRouting, ARequestWaitingBehindALongTurnMovesToAFreeThread) {
+  SaidLog log("spinning");
+  ExecutorSet set(2, baseOptions(), log, SystemClock::instance(), nullptr, /*reserve=*/false,
+                  /*moveQueued=*/true);
+  AppSpec spinner{"spin", kApps + "spin.js", {}};
+  spinner.cpuLimitMs = 5000;
+  ASSERT_TRUE(set.loadApp(spinner));
+  ASSERT_TRUE(set.loadApp(AppSpec{"hello", kApps + "hello.js", {}}));
+  auto spun = getOn(set, 0, "spin", "http://test.local/?ms=3000&say", 1);
+  ASSERT_TRUE(eventually([&] { return log.said(); })) << "the spin never started";
+  auto hello = getOn(set, 0, "hello", "http://test.local/", 2);  // behind the spin
+  ASSERT_EQ(hello.wait_for(20s), std::future_status::ready);
+  EXPECT_EQ(hello.get().body, "hello /");
+  EXPECT_NE(spun.wait_for(0s), std::future_status::ready) << "it waited for the spin";
+  set.cancel(2);  // answered: nothing happens
+  EXPECT_EQ(spun.wait_for(20s), std::future_status::ready);
+  EXPECT_EQ(spun.get().failure, FailureKind::kNone);
+}
+
+// moveQueued: when every other thread was working for long too, the request stays where it is
+// until one comes free, and that one takes it.
+TEST(ExecutorSetRouting, AThreadThatComesFreeTakesWhatWaitsBehindAnothersLongTurn) {
+  SaidLog log("spinning");
+  ExecutorSet set(2, baseOptions(), log, SystemClock::instance(), nullptr, /*reserve=*/false,
+                  /*moveQueued=*/true);
+  for (const char* name : {"long", "shorter"}) {
+    AppSpec spinner{name, kApps + "spin.js", {}};
+    spinner.cpuLimitMs = 6000;
+    ASSERT_TRUE(set.loadApp(spinner));
+  }
+  ASSERT_TRUE(set.loadApp(AppSpec{"hello", kApps + "hello.js", {}}));
+  auto shorter = getOn(set, 1, "shorter", "http://test.local/?ms=800&say", 1);
+  ASSERT_TRUE(eventually([&] { return log.said(1); }));
+  auto longSpin = getOn(set, 0, "long", "http://test.local/?ms=4000&say", 2);
+  ASSERT_TRUE(eventually([&] { return log.said(2); }));
+  auto hello = getOn(set, 0, "hello", "http://test.local/", 3);  // behind the long spin
+  ASSERT_EQ(hello.wait_for(20s), std::future_status::ready);
+  EXPECT_EQ(hello.get().body, "hello /");
+  EXPECT_EQ(shorter.wait_for(0s), std::future_status::ready) << "it went before thread 1 was free";
+  EXPECT_NE(longSpin.wait_for(0s), std::future_status::ready) << "it waited for the long spin";
+  EXPECT_EQ(longSpin.wait_for(20s), std::future_status::ready);
+}
+
+// moveQueued: a request whose body streams in stays on its thread (its pieces go there).
+TEST(ExecutorSetRouting, ARequestWithAStreamedBodyStaysBehindTheLongTurn) {
+  SaidLog log("spinning");
+  ExecutorSet set(2, baseOptions(), log, SystemClock::instance(), nullptr, /*reserve=*/false,
+                  /*moveQueued=*/true);
+  AppSpec spinner{"spin", kApps + "spin.js", {}};
+  spinner.cpuLimitMs = 5000;
+  ASSERT_TRUE(set.loadApp(spinner));
+  ASSERT_TRUE(set.loadApp(AppSpec{"hello", kApps + "hello.js", {}}));
+  auto spinP = std::make_shared<std::promise<AppResponse>>();
+  auto spun = spinP->get_future();
+  RequestJob spin{AppRequest{"spin", "s", "GET", "http://test.local/?ms=1000&say", {}, ""},
+                  [spinP](AppResponse r) { spinP->set_value(std::move(r)); }, 1};
+  ASSERT_TRUE(set.submitTo(0, spin));
+  ASSERT_TRUE(eventually([&] { return log.said(); }));
+  auto p = std::make_shared<std::promise<AppResponse>>();
+  auto posted = p->get_future();
+  RequestJob job{AppRequest{"hello", "b", "POST", "http://test.local/", {}, ""},
+                 [p](AppResponse r) { p->set_value(std::move(r)); }, 2};
+  job.bodyStreamed = true;
+  ASSERT_TRUE(set.submitTo(0, job));
+  set.requestBody(2, "x", /*end=*/true, "");
+  ASSERT_EQ(posted.wait_for(20s), std::future_status::ready);
+  EXPECT_EQ(posted.get().failure, FailureKind::kNone);
+  EXPECT_EQ(spun.wait_for(0s), std::future_status::ready) << "it did not wait on its thread";
+}
+
 TEST(ExecutorSetRouting, ControlsReachTheThreadRunningTheRequest) {
   NullLog log;
   ExecutorSet set(3, baseOptions(), log);

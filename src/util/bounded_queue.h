@@ -6,6 +6,7 @@
 #include <deque>
 #include <iterator>
 #include <utility>
+#include <vector>
 
 #include "util/guarded.h"
 
@@ -53,6 +54,20 @@ class BoundedQueue {
       }
     }
     return false;
+  }
+
+  // Safe from any thread. Moves every item `matches` into `out` (appended), oldest first.
+  template <typename Pred>
+  void takeAllIf(Pred matches, std::vector<T>& out) {
+    auto q = items_.lock();
+    for (auto it = q->items.begin(); it != q->items.end();) {
+      if (matches(*it)) {
+        out.push_back(std::move(*it));
+        it = q->items.erase(it);
+      } else {
+        ++it;
+      }
+    }
   }
 
   // Safe from any thread. Moves into `out` the item with the least `score` among the oldest

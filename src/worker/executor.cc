@@ -72,6 +72,26 @@ void Executor::withdraw(std::uint64_t key) {
   doorbell_.ring();
 }
 
+std::vector<Executor::Taken> Executor::takeQueued(
+    const std::function<bool(const RequestJob&)>& movable) {
+  std::vector<RequestJob> jobs;
+  requests_.takeAllIf(movable, jobs);
+  std::vector<Taken> taken;
+  taken.reserve(jobs.size());
+  auto controls = controls_.lock();
+  for (RequestJob& job : jobs) {
+    status_.pending.fetch_sub(1, std::memory_order_relaxed);
+    FailureKind answer = FailureKind::kNone;
+    if (controls->cancelled.count(job.cancelKey) != 0) {
+      answer = FailureKind::kClientGone;
+    } else if (controls->withdrawn.count(job.cancelKey) != 0) {
+      answer = FailureKind::kWithdrawn;
+    }
+    taken.push_back(Taken{std::move(job), answer});
+  }
+  return taken;
+}
+
 void Executor::credit(std::uint64_t key, std::size_t bytes) {
   if (bytes == 0) return;
   Control c;
@@ -146,7 +166,7 @@ void Executor::run() {
   pthread_setname_np(pthread_self(), "isolane-exec");
   // Shared by the thread's app isolates: one turn runs at a time, so one watchdog; one fetch
   // client, so one reactor thread and one connection pool.
-  Watchdog watchdog(&status_);
+  Watchdog watchdog(&status_, std::chrono::milliseconds(10), options_.onLongTurn);
   FetchRouter fetch(options_.egress
                         ? options_.egress(doorbell_)
                         : std::make_unique<FetchClient>(doorbell_, options_.loop.fetch));
@@ -281,6 +301,8 @@ void Executor::run() {
       if (!until || timer < *until) until = timer;
     }
     status_.passSinceNs.store(0, std::memory_order_relaxed);
+    // Free now: it may take over what waits behind another thread's long turn (rings us).
+    if (options_.beforePark) options_.beforePark();
     if (until) {
       doorbell_.waitUntil(*until);
     } else {

@@ -13,6 +13,7 @@
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "ipc/app_spec.h"
 #include "ipc/status_page.h"
@@ -38,6 +39,11 @@ struct ExecutorOptions {
   // Where the thread publishes what it is doing (in a worker: its line of the status page the
   // master reads); null: a record of its own.
   ThreadStatus* status = nullptr;
+  // Called on the watchdog's thread once in each turn that lasts kLongTurnMark, and on the
+  // executor thread each time it is about to wait for work: where an ExecutorSet moves what
+  // waits behind a long turn to a free thread (may be empty; must not block).
+  std::function<void()> onLongTurn;
+  std::function<void()> beforePark;
 };
 
 class Executor {
@@ -70,6 +76,16 @@ class Executor {
   // instead of started, if it has not started yet (its submitter places it elsewhere); a started
   // one goes on. Unknown keys are ignored.
   void withdraw(std::uint64_t key);
+
+  // Safe from any thread. Takes out of the queue, oldest first, the requests not yet started that
+  // `movable` accepts, for another thread to run (see ExecutorSet): each comes with kNone, or
+  // with the answer it must be given instead (kClientGone: its client left while it waited;
+  // kWithdrawn: its submitter asked for it back). `movable` runs under the queue's lock.
+  struct Taken {
+    RequestJob job;
+    FailureKind answer = FailureKind::kNone;
+  };
+  std::vector<Taken> takeQueued(const std::function<bool(const RequestJob&)>& movable);
 
   // Safe from any thread. `bytes` of the streamed body of that request reached its client: the
   // request may stream that many more (see StreamSink).

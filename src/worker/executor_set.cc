@@ -26,14 +26,20 @@ class ExecutorSet::RoutedSink final : public StreamSink {
 };
 
 ExecutorSet::ExecutorSet(std::size_t threads, const ExecutorOptions& options, LogSink& log,
-                         const Clock& clock, StatusPage* page, bool reserve) {
+                         const Clock& clock, StatusPage* page, bool reserve, bool moveQueued) {
   if (threads == 0) threads = 1;
   if (page) threads = std::min<std::size_t>(threads, StatusPage::kMaxThreads - (reserve ? 1 : 0));
   regular_ = threads;
   if (reserve) ++threads;
+  moveQueued_ = moveQueued && threads > 1;
   for (std::size_t i = 0; i < threads; ++i) {
     ExecutorOptions o = options;
     if (page) o.status = &page->thread[i];
+    if (moveQueued_) {
+      // Called from the executors' threads, which stop() joins before this set is gone.
+      o.onLongTurn = [this, i] { moveQueuedOff(i); };
+      o.beforePark = [this, i] { takeOverLongTurns(i); };
+    }
     executors_.push_back(std::make_unique<Executor>(o, log, clock));
   }
   if (page) {
@@ -150,7 +156,15 @@ bool ExecutorSet::submitTo(std::size_t i, RequestJob& job) {
     (*original)(std::move(r));
   };
   if (job.sink) job.sink = std::make_shared<RoutedSink>(*this, key, originalSink);
-  if (executors_[i]->submit(job)) return true;
+  if (executors_[i]->submit(job)) {
+    // It went behind a turn that was long already (or became so as it was placed, after the
+    // watchdog had looked): it moves now, if a thread is free.
+    if (moveQueued_) {
+      auto turn = executors_[i]->turnSince();
+      if (turn && std::chrono::steady_clock::now() - *turn > kLongTurn) moveQueuedOff(i);
+    }
+    return true;
+  }
   forget(key);
   job.done = std::move(*original);  // untouched, as promised
   job.sink = std::move(originalSink);
@@ -166,11 +180,75 @@ Executor* ExecutorSet::routeOf(std::uint64_t key) {
 void ExecutorSet::forget(std::uint64_t key) { routes_.lock()->erase(key); }
 
 void ExecutorSet::cancel(std::uint64_t key) {
-  if (Executor* e = routeOf(key)) e->cancel(key);
+  auto routes = routes_.lock();  // held: the request cannot move meanwhile
+  auto it = routes->find(key);
+  if (it != routes->end()) executors_[it->second]->cancel(key);
 }
 
 void ExecutorSet::withdraw(std::uint64_t key) {
+  // Not under the routes' lock: Executor::withdraw may answer at once, and an answer forgets its
+  // route. A request that moves meanwhile is checked for the mark as it moves; one that moved
+  // before the mark was set runs where it went, which is free (as if it had started).
   if (Executor* e = routeOf(key)) e->withdraw(key);
+}
+
+bool ExecutorSet::workingLong(std::size_t thread, std::chrono::steady_clock::time_point now) const {
+  auto busy = executors_[thread]->busySince();
+  return busy && now - *busy > kLongTurn;
+}
+
+void ExecutorSet::moveQueuedOff(std::size_t from) {
+  if (executors_[from]->pending() <= 1) return;  // nothing waits behind the turn
+  auto now = std::chrono::steady_clock::now();
+  std::vector<Executor::Taken> answers;
+  {
+    auto routes = routes_.lock();
+    // Under the queue's lock: pick() reads only the threads' published figures.
+    std::vector<std::size_t> to;
+    std::vector<Executor::Taken> taken = executors_[from]->takeQueued([&](const RequestJob& j) {
+      if (j.cancelKey == 0 || j.bodyStreamed || j.execution) return false;
+      std::size_t there = pick(j.request.app);
+      if (there == from || there >= executors_.size() || workingLong(there, now)) return false;
+      to.push_back(there);
+      return true;
+    });
+    for (std::size_t i = 0; i < taken.size(); ++i) {
+      Executor::Taken& t = taken[i];
+      if (t.answer == FailureKind::kNone) {
+        if (executors_[to[i]]->submit(t.job)) {
+          (*routes)[t.job.cancelKey] = to[i];
+          continue;
+        }
+        if (executors_[from]->submit(t.job)) continue;  // the other's queue is full: back, last
+        t.answer = FailureKind::kOverloaded;
+      }
+      answers.push_back(std::move(t));
+    }
+  }
+  // Answered without the lock: an answer forgets its route.
+  for (Executor::Taken& t : answers) {
+    switch (t.answer) {
+      case FailureKind::kClientGone:
+        t.job.done(AppResponse::failed(FailureKind::kClientGone,
+                                       "the client went away before the request started"));
+        break;
+      case FailureKind::kWithdrawn:
+        t.job.done(AppResponse::failed(FailureKind::kWithdrawn, "withdrawn before it started"));
+        break;
+      default:
+        t.job.done(AppResponse::shed("queue-full", "the executor queue is full"));
+        break;
+    }
+  }
+}
+
+void ExecutorSet::takeOverLongTurns(std::size_t self) {
+  auto now = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < executors_.size(); ++i) {
+    if (i == self) continue;
+    auto turn = executors_[i]->turnSince();
+    if (turn && now - *turn > kLongTurn) moveQueuedOff(i);
+  }
 }
 
 void ExecutorSet::credit(std::uint64_t key, std::size_t bytes) {

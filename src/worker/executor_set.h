@@ -32,9 +32,13 @@ class ExecutorSet {
   // long turn of another app than the request's (the pool has one thread: one app's long turns
   // must not hold up the others; the OS time-slices the two). It publishes on the page after
   // the others.
+  // `moveQueued`: a request that waits, unstarted, behind a thread's long turn moves to a thread
+  // that is free (as soon as the turn has lasted kLongTurn, or when a thread comes free), if the
+  // router would send it there; one with a streamed body or an execution stays. Off where the
+  // submitter moves requests itself (the in-process backend withdraws and places them again).
   ExecutorSet(std::size_t threads, const ExecutorOptions& options, LogSink& log,
               const Clock& clock = SystemClock::instance(), StatusPage* page = nullptr,
-              bool reserve = false);
+              bool reserve = false, bool moveQueued = false);
   ~ExecutorSet();
   ExecutorSet(const ExecutorSet&) = delete;
   ExecutorSet& operator=(const ExecutorSet&) = delete;
@@ -71,12 +75,21 @@ class ExecutorSet {
   bool reserveTakes(const std::string& app, std::chrono::steady_clock::time_point now) const;
   Executor* routeOf(std::uint64_t key);
   void forget(std::uint64_t key);
+  // moveQueued: thread `from` has been in one turn for kLongTurn; what waits behind it goes
+  // where pick() sends it, if that thread is free. From any thread.
+  void moveQueuedOff(std::size_t from);
+  // moveQueued: thread `self` is about to wait for work; it takes what waits behind the others'
+  // long turns. On that executor thread.
+  void takeOverLongTurns(std::size_t self);
+  bool workingLong(std::size_t thread, std::chrono::steady_clock::time_point now) const;
 
   // Cancel key -> thread, from submit until the answer (or its streamed body) ends. Declared
-  // first: the executors' last answers (on stop) still forget their routes.
+  // first: the executors' last answers (on stop) still forget their routes. A cancel reaches
+  // its thread under this lock, and a request moves under it: one comes first, whole.
   Guarded<std::unordered_map<std::uint64_t, std::size_t>> routes_;
   std::vector<std::unique_ptr<Executor>> executors_;
   std::size_t regular_ = 0;  // executors_ before the reserve
+  bool moveQueued_ = false;
   // The apps seen in a long turn while every thread was (by appTag), and when: the reserve
   // takes none of them for kHeavyMemory. Bounded by the apps the worker runs.
   static constexpr std::chrono::seconds kHeavyMemory{5};

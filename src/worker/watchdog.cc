@@ -4,8 +4,9 @@
 
 namespace isolane {
 
-Watchdog::Watchdog(ThreadStatus* status, std::chrono::milliseconds tick)
-    : tick_(tick), status_(status ? *status : ownStatus_) {
+Watchdog::Watchdog(ThreadStatus* status, std::chrono::milliseconds tick,
+                   std::function<void()> onLongTurn)
+    : tick_(tick), onLongTurn_(std::move(onLongTurn)), status_(status ? *status : ownStatus_) {
   pthread_getcpuclockid(pthread_self(), &cpuClock_);
   thread_ = std::thread([this] { run(); });
 }
@@ -27,14 +28,14 @@ std::chrono::nanoseconds Watchdog::cpuNow() const {
 
 void Watchdog::arm(std::chrono::nanoseconds cpuBudget, IsolateOwner& isolate, std::uint64_t app) {
   bool wake;
+  auto wallNow = std::chrono::steady_clock::now();
   status_.turnApp.store(app, std::memory_order_relaxed);
-  status_.turnSinceNs.store(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                std::chrono::steady_clock::now().time_since_epoch())
-                                .count(),
-                            std::memory_order_relaxed);
+  status_.turnSinceNs.store(steadyNs(wallNow), std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     armed_ = true;
+    wallStart_ = wallNow;
+    longTold_ = false;
     target_ = &isolate;
     fired_ = false;
     turnStart_ = cpuNow();
@@ -78,6 +79,14 @@ void Watchdog::run() {
     if (used >= budget_) {
       fired_ = true;
       target_->terminate();  // under the lock: disarm() cannot return while this runs
+      continue;
+    }
+    if (onLongTurn_ && !longTold_ &&
+        std::chrono::steady_clock::now() - wallStart_ >= kLongTurnMark) {
+      longTold_ = true;
+      lock.unlock();  // it takes other threads' locks; the turn may end meanwhile
+      onLongTurn_();
+      lock.lock();
       continue;
     }
     // CPU time cannot advance faster than wall time on one thread, so waiting the smaller of

@@ -6,7 +6,9 @@
 // watchdog serves every isolate of an executor thread: a turn names the isolate it runs in.
 //
 // It also publishes when the current turn began and the CPU turns used (ThreadStatus, read by the
-// routers: a thread inside one turn for long is wedged).
+// routers: a thread inside one turn for long is wedged), and, once per turn, says when a turn
+// has gone on for kLongTurnMark of wall time (`onLongTurn`, on the watchdog's own thread): what
+// waits behind it may then move to another thread.
 //
 // Thread rule: construct, arm() and disarm() on the executor thread only.
 
@@ -17,6 +19,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -31,8 +34,11 @@ class Watchdog {
  public:
   // Watches the CPU clock of the constructing thread; publishes its turns in `status` (null: in
   // a record of its own nobody reads).
+  // `onLongTurn`: called on the watchdog's thread, without its lock, once in each turn that
+  // lasts kLongTurnMark (within a tick of it); it must not block and may be empty.
   explicit Watchdog(ThreadStatus* status = nullptr,
-                    std::chrono::milliseconds tick = std::chrono::milliseconds(10));
+                    std::chrono::milliseconds tick = std::chrono::milliseconds(10),
+                    std::function<void()> onLongTurn = {});
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
@@ -51,6 +57,7 @@ class Watchdog {
 
   clockid_t cpuClock_{};
   const std::chrono::milliseconds tick_;
+  const std::function<void()> onLongTurn_;
   ThreadStatus ownStatus_;
   ThreadStatus& status_;
 
@@ -61,6 +68,8 @@ class Watchdog {
   bool sleepingIdle_ = false;
   bool stopping_ = false;
   std::chrono::nanoseconds turnStart_{};
+  std::chrono::steady_clock::time_point wallStart_{};  // of the armed turn
+  bool longTold_ = false;  // onLongTurn was called in the armed turn
   std::chrono::nanoseconds budget_{};
   IsolateOwner* target_ = nullptr;  // the isolate of the armed turn
 

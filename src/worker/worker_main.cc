@@ -192,8 +192,10 @@ int runWorkerProcess(const WorkerProcessOptions& options) {
   WireEgressHub egress(out, max);
   ExecutorOptions executorOptions = options.executor;
   executorOptions.egress = [&egress](Doorbell& wake) { return egress.channel(wake); };
+  // The master sees only whole workers wedged: a request this process put behind one thread's
+  // long turn is moved to another thread here.
   ExecutorSet executor(options.threads, executorOptions, console, SystemClock::instance(), page,
-                       options.reserveThread);
+                       options.reserveThread, /*moveQueued=*/true);
   FrameReader reader(max);
   std::string buffer(std::size_t{64} * 1024, '\0');
   for (;;) {
