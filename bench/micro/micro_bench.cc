@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "front/front_metrics.h"
 #include "front/request_reader.h"
 #include "ipc/frame_codec.h"
 #include "obs/metrics.h"
@@ -177,6 +178,31 @@ void BM_AdmissionAndScheduler(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_AdmissionAndScheduler)->UseRealTime();
+
+// What the front records per answered request: looked up by label set every time (what it did
+// before AppFigures) and through an app's figures found once (what it does).
+// Shared by the benchmark's threads, as the reactor threads share the server's.
+FrontMetrics& sharedFrontMetrics() {
+  static MetricsRegistry metrics;
+  static FrontMetrics front(metrics);
+  return front;
+}
+
+void BM_RecordRequestByLabels(benchmark::State& state) {
+  FrontMetrics& front = sharedFrontMetrics();
+  std::string app = "hello";
+  for (auto _ : state) {
+    front.requests.with({app, std::to_string(200)}).inc();
+    front.duration.with({app}).observe(0.001);
+  }
+}
+BENCHMARK(BM_RecordRequestByLabels)->Threads(1)->Threads(2);
+
+void BM_RecordRequestFigures(benchmark::State& state) {
+  AppFigures& figures = sharedFrontMetrics().app("hello");
+  for (auto _ : state) figures.record(200, 0.001);
+}
+BENCHMARK(BM_RecordRequestFigures)->Threads(1)->Threads(2);
 
 // The HTTP front's request reading: Beast's parser alone, and with RequestReader's strict checks
 // on top (what the front runs), on a browser-sized head. The difference is what strictness costs.

@@ -201,10 +201,11 @@ class ExecPool {
 
   Family<Counter>& executionsTotal_;  // by outcome
   Family<Counter>& workerEvents_;     // by event
-  Family<Gauge>& queueDepth_;
-  Family<Histogram>& queueWait_;
-  Family<Histogram>& toolDuration_;
-  Family<Histogram>& executionDuration_;
+  // Label-less: found once (and present, at 0, from the first scrape on).
+  Gauge& queueDepth_;
+  Histogram& queueWait_;
+  Histogram& toolDuration_;
+  Histogram& executionDuration_;
 
   Egress egress_;  // native outbound fetches of executions
   std::thread supervisor_;

@@ -180,7 +180,7 @@ void HttpServer::Impl::runReactor() {
     } catch (...) {
       logEvent(Level::kError, "unexpected exception on a reactor thread", {});
     }
-    if (auto* m = context.options.metrics) m->internalErrors.with({}).inc();
+    if (auto* m = context.options.metrics) m->internalErrors.inc();
   }
 }
 

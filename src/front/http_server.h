@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "front/front_metrics.h"
 #include "front/router.h"
 #include "obs/metrics.h"
 #include "pool/backend.h"
@@ -35,69 +36,6 @@ struct InternalReply {
 };
 // Consulted before routing; nullopt: not an internal path. Called on a reactor thread.
 using InternalHandler = std::function<std::optional<InternalReply>(std::string_view path)>;
-
-// Per-app request counts and latency, recorded when the answer is written; and what the front
-// refused or shed on its own.
-struct FrontMetrics {
-  explicit FrontMetrics(MetricsRegistry& registry)
-      : requests(registry.counter("isolane_requests_total", "Requests answered, by app and status",
-                                  {"app", "status"})),
-        duration(registry.histogram("isolane_request_duration_seconds",
-                                    "Time from a request's head to its answer", {"app"},
-                                    latencyBuckets())),
-        connections(registry.gauge("isolane_http_connections", "Open client connections", {})),
-        bufferedBytes(registry.gauge(
-            "isolane_http_buffered_bytes",
-            "Bytes the front holds for its connections: unparsed input, request bodies their "
-            "app has not read yet, answers being written",
-            {})),
-        badRequests(registry.counter("isolane_http_bad_requests_total",
-                                     "Requests refused by the HTTP front before routing, by reason",
-                                     {"reason"})),
-        connectionsRefused(registry.counter(
-            "isolane_http_connections_refused_total",
-            "Connections answered 503 and closed at once, by reason (connections, descriptors)",
-            {"reason"})),
-        idleClosed(registry.counter("isolane_http_idle_connections_closed_total",
-                                    "Idle connections closed to make room under max_connections",
-                                    {})),
-        internalErrors(registry.counter("isolane_http_internal_errors_total",
-                                        "Unexpected failures on a connection (a bug: see the log)",
-                                        {})),
-        streamsOpen(registry.gauge("isolane_http_streams_open",
-                                   "Streamed responses being written to clients", {})),
-        streamBytes(registry.counter("isolane_http_stream_bytes_total",
-                                     "Bytes of streamed response bodies written to clients", {})),
-        streamsCut(registry.counter(
-            "isolane_http_streams_cut_total",
-            "Streamed responses that ended before their end, by reason (client, failed)",
-            {"reason"})),
-        buffersFull(registry.counter(
-            "isolane_http_client_buffers_full_total",
-            "Requests answered 503 because the bytes held for clients reached client_buffer_mb, "
-            "by what did not fit (input, answer, stream)",
-            {"what"})) {
-    // Label-less figures exist (at 0) from the first scrape on, not from their first change.
-    connections.with({});
-    bufferedBytes.with({});
-    idleClosed.with({});
-    internalErrors.with({});
-    streamsOpen.with({});
-    streamBytes.with({});
-  }
-  Family<Counter>& requests;
-  Family<Histogram>& duration;
-  Family<Gauge>& connections;
-  Family<Gauge>& bufferedBytes;
-  Family<Counter>& badRequests;
-  Family<Counter>& connectionsRefused;
-  Family<Counter>& idleClosed;
-  Family<Counter>& internalErrors;
-  Family<Gauge>& streamsOpen;
-  Family<Counter>& streamBytes;
-  Family<Counter>& streamsCut;
-  Family<Counter>& buffersFull;
-};
 
 struct HttpServerOptions {
   std::string host = "127.0.0.1";

@@ -43,7 +43,7 @@ HttpSession::HttpSession(tcp::socket socket, FrontContext& context)
       reader_(RequestLimits{context.options.maxHeaderBytes, context.options.maxBodyBytes}),
       inputCharge_(ByteCharge::take(context.options.clientBuffers, 0)) {
   ++context_.connections;
-  if (auto* m = context_.options.metrics) m->connections.with({}).add(1);
+  if (auto* m = context_.options.metrics) m->connections.add(1);
   boost::system::error_code ec;
   auto peer = withoutV4Mapping(stream_.socket().remote_endpoint(ec).address());
   if (!ec) {
@@ -58,8 +58,8 @@ HttpSession::~HttpSession() {
   if (idleKey_) context_.idle.remove(idleKey_);
   --context_.connections;
   if (auto* m = context_.options.metrics) {
-    m->connections.with({}).add(-1);
-    m->bufferedBytes.with({}).add(-static_cast<double>(heldBytes_));
+    m->connections.add(-1);
+    m->bufferedBytes.add(-static_cast<double>(heldBytes_));
   }
 }
 
@@ -71,7 +71,7 @@ bool HttpSession::account() {
   std::size_t now = input + answerBytes_;
   auto* m = context_.options.metrics;
   if (m && now != heldBytes_) {
-    m->bufferedBytes.with({}).add(static_cast<double>(now) - static_cast<double>(heldBytes_));
+    m->bufferedBytes.add(static_cast<double>(now) - static_cast<double>(heldBytes_));
     heldBytes_ = now;
   }
   return fits;
@@ -96,7 +96,7 @@ void HttpSession::onUnexpected(const char* where, const char* what) noexcept {
   try {
     logEvent(Level::kError, "unexpected failure on a connection",
              {{"where", where}, {"error", what}, {"request", requestId_}, {"app", app_}});
-    if (auto* m = context_.options.metrics) m->internalErrors.with({}).inc();
+    if (auto* m = context_.options.metrics) m->internalErrors.inc();
     if (closed_ || writing_ || !stream_.socket().is_open()) return closeNow();
     // Nothing of an answer went out yet: this request gets a 500 and the connection ends. If the
     // backend is still working on it, its answer will find the request already answered.
@@ -123,7 +123,7 @@ void HttpSession::reclaim() {
     // Still waiting for its next request, with nothing of it read: make room for a new client.
     if (!self->busy_ && self->idleKey_ && self->buffer_.size() == 0) {
       self->idleKey_ = 0;  // already taken off the list by the acceptor
-      if (auto* m = self->context_.options.metrics) m->idleClosed.with({}).inc();
+      if (auto* m = self->context_.options.metrics) m->idleClosed.inc();
       self->closeNow();
     }
   });
@@ -378,6 +378,9 @@ bool HttpSession::submitRequest(std::shared_ptr<BodyPipe> bodyStream) {
   out.app = route->mount->app;
   out.streaming = route->mount->streaming;
   app_ = out.app;
+  if (context_.options.metrics && (!figures_ || figures_->app() != out.app)) {
+    figures_ = &context_.options.metrics->app(out.app);
+  }
   out.requestId = id;
   out.method = head.method;
   out.url = "http://" + std::string(host) + route->path;
@@ -527,10 +530,8 @@ void HttpSession::respond(AppResponse r) {
 }
 
 void HttpSession::record(int status) {
-  if (!context_.options.metrics || app_.empty()) return;
-  context_.options.metrics->requests.with({app_, std::to_string(status)}).inc();
-  context_.options.metrics->duration.with({app_}).observe(
-      std::chrono::duration<double>(Clock::now() - started_).count());
+  if (!figures_ || app_.empty()) return;  // no metrics, or not routed
+  figures_->record(status, std::chrono::duration<double>(Clock::now() - started_).count());
 }
 
 void HttpSession::refuse(const RequestError& error) {

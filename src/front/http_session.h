@@ -164,6 +164,9 @@ class HttpSession final : public IdleConnection, public std::enable_shared_from_
   unsigned version_ = 11;
   std::string requestId_;  // made when the request (or the answer to a bad one) starts
   std::string app_;        // the app answering the current request ("" before routing)
+  // The figures of the app this connection last routed to: found again only when a request
+  // goes to another app.
+  AppFigures* figures_ = nullptr;
   Clock::time_point started_;
   Clock::time_point headDeadline_;
   Clock::time_point bodyDeadline_;

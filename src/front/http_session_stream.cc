@@ -93,7 +93,7 @@ void HttpSession::startStream(AppResponse r) {
   head->keep_alive(streamKeep_);
   unmarkIdle();
   writing_ = true;
-  if (auto* m = context_.options.metrics) m->streamsOpen.with({}).add(1);
+  if (auto* m = context_.options.metrics) m->streamsOpen.add(1);
   bool headOnly = isHead_;
   auto serializer = std::make_shared<http::response_serializer<http::empty_body>>(*head);
   stream_.expires_after(context_.options.sendTimeout);
@@ -191,7 +191,7 @@ void HttpSession::writeStreamPieces(std::vector<std::string> pieces, std::size_t
           if (ec) return self->cutStream("client", "the client stopped reading");
           self->streamSent_ += bytes;
           if (auto* m = self->context_.options.metrics) {
-            m->streamBytes.with({}).inc(static_cast<double>(bytes));
+            m->streamBytes.inc(static_cast<double>(bytes));
           }
           if (self->streamPipe_) self->streamPipe_->acknowledge(bytes);
           if (last) return self->endStream();
@@ -204,7 +204,7 @@ void HttpSession::writeStreamPieces(std::vector<std::string> pieces, std::size_t
 void HttpSession::endStream() {
   // The last write may complete after the stream was cut (the client went away meanwhile).
   if (!streamPipe_) return;
-  if (auto* m = context_.options.metrics) m->streamsOpen.with({}).add(-1);
+  if (auto* m = context_.options.metrics) m->streamsOpen.add(-1);
   streamPipe_->setReady(nullptr);
   streamPipe_.reset();
   afterWrite(streamKeep_);
@@ -237,7 +237,7 @@ bool HttpSession::finishEventStream() {
 void HttpSession::cutStream(const char* reason, const std::string& detail) {
   if (!streamPipe_) return closeNow();
   if (auto* m = context_.options.metrics) {
-    m->streamsOpen.with({}).add(-1);
+    m->streamsOpen.add(-1);
     m->streamsCut.with({reason}).inc();
   }
   logEvent(std::string_view(reason) == "client" ? Level::kDebug : Level::kWarn,

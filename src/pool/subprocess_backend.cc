@@ -351,11 +351,10 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
     waiting.done(Admission::shed(*outcome.shed));
     return 0;
   }
-  decisions_
-      .with({stream               ? "stream"
-             : pick.quarantined   ? "quarantine-fallback"
-             : pick.avoidedWedged ? "avoided-wedged"
-                                  : "least-loaded"})
+  (stream               ? decided_.stream
+   : pick.quarantined   ? decided_.quarantineFallback
+   : pick.avoidedWedged ? decided_.avoidedWedged
+                        : decided_.leastLoaded)
       .inc();
   if (!stream) admission_.countApp(request.app, true);
   if (id == 0) id = admission_.nextId();

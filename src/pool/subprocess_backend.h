@@ -180,6 +180,19 @@ class SubprocessBackend final : public Backend {
   Family<Counter>& consoleDropped_;
   Family<Counter>& replays_;
   Family<Counter>& decisions_;
+  // The decisions made for every request, found once (a lookup by label takes the family's lock
+  // and builds a label set).
+  struct Decided {
+    explicit Decided(Family<Counter>& decisions)
+        : leastLoaded(decisions.with({"least-loaded"})),
+          avoidedWedged(decisions.with({"avoided-wedged"})),
+          quarantineFallback(decisions.with({"quarantine-fallback"})),
+          stream(decisions.with({"stream"})) {}
+    Counter& leastLoaded;
+    Counter& avoidedWedged;
+    Counter& quarantineFallback;
+    Counter& stream;
+  } decided_{decisions_};
   Family<Counter>& quarantines_;
   Family<Counter>& backoffs_;
   // Performs the workers' outbound fetches (they hold no network).
