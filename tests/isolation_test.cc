@@ -399,16 +399,26 @@ std::future<AppResponse> getOn(ExecutorSet& set, std::size_t thread, const char*
   return p->get_future();
 }
 
+// Two threads that move what waits behind a long turn, with `spin` (5 s of CPU allowed) and
+// `hello` loaded; null if they would not load.
+std::unique_ptr<ExecutorSet> movingSet(LogSink& log) {
+  auto set = std::make_unique<ExecutorSet>(2, baseOptions(), log, SystemClock::instance(), nullptr,
+                                           /*reserve=*/false, /*moveQueued=*/true);
+  AppSpec spinner{"spin", kApps + "spin.js", {}};
+  spinner.cpuLimitMs = 5000;
+  if (!set->loadApp(spinner) || !set->loadApp(AppSpec{"hello", kApps + "hello.js", {}})) {
+    return nullptr;
+  }
+  return set;
+}
+
 // moveQueued: a request put behind a thread's long turn (here on purpose) moves to a free
 // thread once the turn has lasted kLongTurn, instead of waiting for it to end.
 TEST(ExecutorSetRouting, ARequestWaitingBehindALongTurnMovesToAFreeThread) {
   SaidLog log("spinning");
-  ExecutorSet set(2, baseOptions(), log, SystemClock::instance(), nullptr, /*reserve=*/false,
-                  /*moveQueued=*/true);
-  AppSpec spinner{"spin", kApps + "spin.js", {}};
-  spinner.cpuLimitMs = 5000;
-  ASSERT_TRUE(set.loadApp(spinner));
-  ASSERT_TRUE(set.loadApp(AppSpec{"hello", kApps + "hello.js", {}}));
+  auto moving = movingSet(log);
+  ASSERT_TRUE(moving);
+  ExecutorSet& set = *moving;
   auto spun = getOn(set, 0, "spin", "http://test.local/?ms=3000&say", 1);
   ASSERT_TRUE(eventually([&] { return log.said(); })) << "the spin never started";
   auto hello = getOn(set, 0, "hello", "http://test.local/", 2);  // behind the spin
@@ -447,17 +457,10 @@ TEST(ExecutorSetRouting, AThreadThatComesFreeTakesWhatWaitsBehindAnothersLongTur
 // moveQueued: a request whose body streams in stays on its thread (its pieces go there).
 TEST(ExecutorSetRouting, ARequestWithAStreamedBodyStaysBehindTheLongTurn) {
   SaidLog log("spinning");
-  ExecutorSet set(2, baseOptions(), log, SystemClock::instance(), nullptr, /*reserve=*/false,
-                  /*moveQueued=*/true);
-  AppSpec spinner{"spin", kApps + "spin.js", {}};
-  spinner.cpuLimitMs = 5000;
-  ASSERT_TRUE(set.loadApp(spinner));
-  ASSERT_TRUE(set.loadApp(AppSpec{"hello", kApps + "hello.js", {}}));
-  auto spinP = std::make_shared<std::promise<AppResponse>>();
-  auto spun = spinP->get_future();
-  RequestJob spin{AppRequest{"spin", "s", "GET", "http://test.local/?ms=1000&say", {}, ""},
-                  [spinP](AppResponse r) { spinP->set_value(std::move(r)); }, 1};
-  ASSERT_TRUE(set.submitTo(0, spin));
+  auto moving = movingSet(log);
+  ASSERT_TRUE(moving);
+  ExecutorSet& set = *moving;
+  auto spun = getOn(set, 0, "spin", "http://test.local/?ms=1000&say", 1);
   ASSERT_TRUE(eventually([&] { return log.said(); }));
   auto p = std::make_shared<std::promise<AppResponse>>();
   auto posted = p->get_future();
