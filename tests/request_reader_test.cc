@@ -65,6 +65,29 @@ TEST(RequestReader, ReadsPipelinedRequestsWithTheirBodies) {
   EXPECT_EQ(o.heads[2].target, "/c");
 }
 
+// What the front sends whole, body inline: a Content-Length body all in the buffer, not above
+// the bound; a chunked one, a larger one, or one still on its way streams.
+TEST(RequestReader, SaysWhenASmallBodyCameWholeWithItsHead) {
+  auto afterHead = [](const std::string& bytes, std::size_t max) {
+    RequestReader reader({});
+    boost::beast::flat_buffer buffer;
+    auto space = buffer.prepare(bytes.size());
+    std::memcpy(space.data(), bytes.data(), bytes.size());
+    buffer.commit(bytes.size());
+    EXPECT_EQ(reader.parse(buffer), RequestReader::Event::kHead) << bytes;
+    return reader.bodyWhollyIn(buffer, max);
+  };
+  const std::string head = "POST /a HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\n";
+  EXPECT_TRUE(afterHead(head + "hello", 5));
+  EXPECT_TRUE(afterHead(head + "helloGET / HTTP/1.1\r\nHost: h\r\n\r\n", 5)) << "pipelined";
+  EXPECT_FALSE(afterHead(head + "hel", 5)) << "still on its way";
+  EXPECT_FALSE(afterHead(head + "hello", 4)) << "over the bound";
+  EXPECT_FALSE(afterHead("POST /a HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+                         "5\r\nhello\r\n0\r\n\r\n",
+                         1000))
+      << "chunked";
+}
+
 TEST(RequestReader, RefusesWhatServersCouldReadTwoWays) {
   struct Case {
     const char* bytes;

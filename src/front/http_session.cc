@@ -320,8 +320,10 @@ void HttpSession::onHead() {
     });
     return;
   }
-  // A request with a body goes to the backend now; its body follows as it arrives.
-  if (reader_.hasBody()) {
+  // A request with a body goes to the backend now; its body follows as it arrives. One whose
+  // body is small and came with its head (a typical API call) goes whole once it is parsed: no
+  // stream, no pieces, no credit, no extra turn for the app to read it.
+  if (reader_.hasBody() && !reader_.bodyWhollyIn(buffer_, kInlineBodyBytes)) {
     startBodyStream();
     if (!bodyOut_) return;
   }

@@ -50,6 +50,10 @@ struct FrontContext {
 
 class HttpSession final : public IdleConnection, public std::enable_shared_from_this<HttpSession> {
  public:
+  // A request body up to this, all of it read with the head, goes inline with the request
+  // (one stream piece's worth: it would have gone as one piece anyway).
+  static constexpr std::size_t kInlineBodyBytes = kStreamPieceBytes;
+
   HttpSession(boost::asio::ip::tcp::socket socket, FrontContext& context);
   ~HttpSession() override;
 

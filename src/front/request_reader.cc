@@ -119,6 +119,13 @@ bool RequestReader::hasBody() const {
   return length && *length > 0;
 }
 
+bool RequestReader::bodyWhollyIn(const boost::beast::flat_buffer& buffer, std::size_t max) const {
+  if (!parser_ || !headReported_ || parser_->chunked()) return false;
+  // Beast: what is left of the body (bytes it may already hold are not counted).
+  auto left = parser_->content_length();
+  return left && *left <= max && buffer.size() >= *left;
+}
+
 std::string RequestReader::takeBodySoFar() {
   std::string out;
   if (parser_ && !parser_->is_done()) {

@@ -67,6 +67,9 @@ class RequestReader {
   std::string takeBody() { return std::move(body_); }
   // After kHead: true when a body follows (chunked, or a Content-Length above 0).
   bool hasBody() const;
+  // After kHead: the body has a Content-Length of at most `max` bytes and `buffer` (what parse()
+  // left of it) holds all of them: the request can go whole, its body inline, without a stream.
+  bool bodyWhollyIn(const boost::beast::flat_buffer& buffer, std::size_t max) const;
   // The body bytes parsed so far and not taken yet (a streamed request body); after kComplete,
   // the rest (as takeBody()).
   std::string takeBodySoFar();
