@@ -399,16 +399,17 @@ std::future<AppResponse> getOn(ExecutorSet& set, std::size_t thread, const char*
   return p->get_future();
 }
 
-// Two threads that move what waits behind a long turn, with `spin` (5 s of CPU allowed) and
-// `hello` loaded; null if they would not load.
+// Two threads that move what waits behind a long turn, with `spin` and `slow` (both spin.js, 5 s
+// of CPU allowed) and `hello` loaded; null if they would not load.
 std::unique_ptr<ExecutorSet> movingSet(LogSink& log) {
   auto set = std::make_unique<ExecutorSet>(2, baseOptions(), log, SystemClock::instance(), nullptr,
                                            /*reserve=*/false, /*moveQueued=*/true);
-  AppSpec spinner{"spin", kApps + "spin.js", {}};
-  spinner.cpuLimitMs = 5000;
-  if (!set->loadApp(spinner) || !set->loadApp(AppSpec{"hello", kApps + "hello.js", {}})) {
-    return nullptr;
+  for (const char* name : {"spin", "slow"}) {
+    AppSpec spinner{name, kApps + "spin.js", {}};
+    spinner.cpuLimitMs = 5000;
+    if (!set->loadApp(spinner)) return nullptr;
   }
+  if (!set->loadApp(AppSpec{"hello", kApps + "hello.js", {}})) return nullptr;
   return set;
 }
 
@@ -452,6 +453,29 @@ TEST(ExecutorSetRouting, AThreadThatComesFreeTakesWhatWaitsBehindAnothersLongTur
   EXPECT_EQ(shorter.wait_for(0s), std::future_status::ready) << "it went before thread 1 was free";
   EXPECT_NE(longSpin.wait_for(0s), std::future_status::ready) << "it waited for the long spin";
   EXPECT_EQ(longSpin.wait_for(20s), std::future_status::ready);
+}
+
+// moveQueued: a request whose client left while it waited is dropped, not moved, even when the
+// thread had already taken the cancel in hand for the pass that started the long turn.
+TEST(ExecutorSetRouting, ARequestWhoseClientLeftIsDroppedNotMoved) {
+  SaidLog log("spinning");
+  auto moving = movingSet(log);
+  ASSERT_TRUE(moving);
+  ExecutorSet& set = *moving;
+  // Thread 1 spins longest: nothing can move until it ends. Thread 0 spins, then starts a
+  // second spin in the pass that takes the cancel of the hello queued behind it; thread 1, come
+  // free, takes over what waits there.
+  auto other = getOn(set, 1, "spin", "http://test.local/?ms=700&say", 1);
+  ASSERT_TRUE(eventually([&] { return log.said(1); }));
+  auto first = getOn(set, 0, "spin", "http://test.local/?ms=300&say", 2);
+  ASSERT_TRUE(eventually([&] { return log.said(2); }));
+  // Apps take turns: `slow` (never started) goes before `spin` (just started) in that pass.
+  auto second = getOn(set, 0, "slow", "http://test.local/?ms=1500&say", 3);
+  auto gone = getOn(set, 0, "spin", "http://test.local/?ms=1", 4);
+  set.cancel(4);
+  ASSERT_EQ(gone.wait_for(20s), std::future_status::ready);
+  EXPECT_EQ(gone.get().failure, FailureKind::kClientGone);
+  for (auto* f : {&other, &first, &second}) EXPECT_EQ(f->wait_for(20s), std::future_status::ready);
 }
 
 // moveQueued: a request whose body streams in stays on its thread (its pieces go there).

@@ -77,14 +77,18 @@ std::vector<Executor::Taken> Executor::takeQueued(
   std::vector<RequestJob> jobs;
   requests_.takeAllIf(movable, jobs);
   std::vector<Taken> taken;
+  if (jobs.empty()) return taken;
   taken.reserve(jobs.size());
+  // The marks not taken yet, and those the running pass took (run()).
   auto controls = controls_.lock();
+  auto pass = passMarks_.lock();
   for (RequestJob& job : jobs) {
     status_.pending.fetch_sub(1, std::memory_order_relaxed);
+    std::uint64_t key = job.cancelKey;
     FailureKind answer = FailureKind::kNone;
-    if (controls->cancelled.count(job.cancelKey) != 0) {
+    if (controls->cancelled.count(key) != 0 || pass->cancelled.count(key) != 0) {
       answer = FailureKind::kClientGone;
-    } else if (controls->withdrawn.count(job.cancelKey) != 0) {
+    } else if (controls->withdrawn.count(key) != 0 || pass->withdrawn.count(key) != 0) {
       answer = FailureKind::kWithdrawn;
     }
     taken.push_back(Taken{std::move(job), answer});
@@ -216,6 +220,14 @@ void Executor::run() {
       auto q = controls_.lock();
       std::swap(controls, *q);
     }
+    // Until this pass has started what it takes, the marks it took stay readable by takeQueued
+    // (a request moved off this thread meanwhile must not lose its cancel).
+    bool marks = !controls.cancelled.empty() || !controls.withdrawn.empty();
+    if (marks) {
+      auto m = passMarks_.lock();
+      m->cancelled = controls.cancelled;
+      m->withdrawn = controls.withdrawn;
+    }
     // One at a time, each just before it starts: what waits behind a long turn stays in the
     // queue, where withdraw() can take it back from another thread. At most what was there when
     // the pass began: arrivals wait for the next pass, after this one's timers and I/O (the
@@ -255,6 +267,11 @@ void Executor::run() {
         delays.started(clock_.now() - job.received, std::chrono::steady_clock::now());
         isolates.start(std::move(job));
       }
+    }
+    if (marks) {
+      auto m = passMarks_.lock();
+      m->cancelled.clear();
+      m->withdrawn.clear();
     }
     for (Control& c : controls.order) {
       switch (c.kind) {

@@ -179,6 +179,13 @@ class Executor {
     std::unordered_set<std::uint64_t> withdrawn;  // matters only until the request starts
   };
   Guarded<Controls> controls_;
+  struct PassMarks {
+    std::unordered_set<std::uint64_t> cancelled;
+    std::unordered_set<std::uint64_t> withdrawn;
+  };
+  // The cancel and withdrawal marks the running pass took from controls_, while it starts the
+  // requests it took (run()); read by takeQueued. Lock order: controls_, then this.
+  Guarded<PassMarks> passMarks_;
   Doorbell doorbell_;
   std::atomic<bool> stopping_{false};
   std::atomic<std::size_t> heapUsed_{0};

@@ -31,7 +31,8 @@ ExecutorSet::ExecutorSet(std::size_t threads, const ExecutorOptions& options, Lo
   if (page) threads = std::min<std::size_t>(threads, StatusPage::kMaxThreads - (reserve ? 1 : 0));
   regular_ = threads;
   if (reserve) ++threads;
-  moveQueued_ = moveQueued && threads > 1;
+  moveQueued_ = moveQueued && threads > 1 && threads <= StatusPage::kMaxThreads;
+  executors_.reserve(threads);
   for (std::size_t i = 0; i < threads; ++i) {
     ExecutorOptions o = options;
     if (page) o.status = &page->thread[i];
@@ -42,6 +43,8 @@ ExecutorSet::ExecutorSet(std::size_t threads, const ExecutorOptions& options, Lo
     }
     executors_.push_back(std::make_unique<Executor>(o, log, clock));
   }
+  // The threads run (and may call back) before the last is made: they move nothing until now.
+  ready_.store(true, std::memory_order_release);
   if (page) {
     page->threads.store(static_cast<std::uint32_t>(threads), std::memory_order_relaxed);
     page->reserve.store(reserve ? 1 : 0, std::memory_order_relaxed);
@@ -161,7 +164,7 @@ bool ExecutorSet::submitTo(std::size_t i, RequestJob& job) {
     // watchdog had looked): it moves now, if a thread is free.
     if (moveQueued_) {
       auto turn = executors_[i]->turnSince();
-      if (turn && std::chrono::steady_clock::now() - *turn > kLongTurn) moveQueuedOff(i);
+      if (turn && std::chrono::steady_clock::now() - *turn > kLongTurn) moveQueuedOff(i, key);
     }
     return true;
   }
@@ -197,18 +200,51 @@ bool ExecutorSet::workingLong(std::size_t thread, std::chrono::steady_clock::tim
   return busy && now - *busy > kLongTurn;
 }
 
-void ExecutorSet::moveQueuedOff(std::size_t from) {
-  if (executors_[from]->pending() <= 1) return;  // nothing waits behind the turn
+bool ExecutorSet::anotherIsFree(std::size_t from,
+                                std::chrono::steady_clock::time_point now) const {
+  for (std::size_t i = 0; i < executors_.size(); ++i) {
+    if (i != from && !workingLong(i, now) && !executors_[i]->turnSince()) return true;
+  }
+  return false;
+}
+
+void ExecutorSet::moveQueuedOff(std::size_t from, std::uint64_t onlyKey) {
+  if (!ready_.load(std::memory_order_acquire)) return;
+  const Executor& source = *executors_[from];
+  if (source.pending() <= 1) return;  // nothing waits behind the turn
   auto now = std::chrono::steady_clock::now();
+  auto turn = source.turnSince();
+  if (!turn || now - *turn <= kLongTurn) return;  // it came free meanwhile
+  // A thread that may take something, and not right after a scan that moved nothing: the
+  // queue's scan holds the routes' lock, which every answer takes.
+  if (!anotherIsFree(from, now)) return;
+  std::int64_t nowNs = steadyNs(now);
+  if (onlyKey == 0 && nowNs < futileUntilNs_[from].load(std::memory_order_relaxed)) return;
   std::vector<Executor::Taken> answers;
+  std::size_t moved = 0;
   {
     auto routes = routes_.lock();
-    // Under the queue's lock: pick() reads only the threads' published figures.
+    // Where pick() sends each app (asked once per app and scan), and how many each thread got:
+    // a batch each, so that one thread does not take the whole backlog while others are free;
+    // the rest moves when those threads come free again (takeOverLongTurns).
+    std::vector<std::pair<std::string, std::size_t>> placeOf;
+    std::vector<std::size_t> given(executors_.size(), 0);
     std::vector<std::size_t> to;
     std::vector<Executor::Taken> taken = executors_[from]->takeQueued([&](const RequestJob& j) {
       if (j.cancelKey == 0 || j.bodyStreamed || j.execution) return false;
-      std::size_t there = pick(j.request.app);
-      if (there == from || there >= executors_.size() || workingLong(there, now)) return false;
+      if (onlyKey != 0 && j.cancelKey != onlyKey) return false;
+      auto known = std::find_if(placeOf.begin(), placeOf.end(),
+                                [&](const auto& p) { return p.first == j.request.app; });
+      if (known == placeOf.end()) {
+        std::size_t there = pick(j.request.app);
+        if (there == from || there >= executors_.size() || workingLong(there, now)) {
+          there = SIZE_MAX;
+        }
+        known = placeOf.insert(placeOf.end(), {j.request.app, there});
+      }
+      std::size_t there = known->second;
+      if (there == SIZE_MAX || given[there] >= kMoveBatch) return false;
+      ++given[there];
       to.push_back(there);
       return true;
     });
@@ -217,6 +253,7 @@ void ExecutorSet::moveQueuedOff(std::size_t from) {
       if (t.answer == FailureKind::kNone) {
         if (executors_[to[i]]->submit(t.job)) {
           (*routes)[t.job.cancelKey] = to[i];
+          ++moved;
           continue;
         }
         if (executors_[from]->submit(t.job)) continue;  // the other's queue is full: back, last
@@ -224,6 +261,10 @@ void ExecutorSet::moveQueuedOff(std::size_t from) {
       }
       answers.push_back(std::move(t));
     }
+  }
+  if (onlyKey == 0 && moved == 0 && answers.empty()) {
+    futileUntilNs_[from].store(nowNs + std::chrono::nanoseconds(kFutileScanPause).count(),
+                               std::memory_order_relaxed);
   }
   // Answered without the lock: an answer forgets its route.
   for (Executor::Taken& t : answers) {
@@ -243,6 +284,7 @@ void ExecutorSet::moveQueuedOff(std::size_t from) {
 }
 
 void ExecutorSet::takeOverLongTurns(std::size_t self) {
+  if (!ready_.load(std::memory_order_acquire)) return;
   auto now = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < executors_.size(); ++i) {
     if (i == self) continue;

@@ -7,6 +7,8 @@
 //
 // Thread rule: every method is safe from any thread.
 
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -75,13 +77,20 @@ class ExecutorSet {
   bool reserveTakes(const std::string& app, std::chrono::steady_clock::time_point now) const;
   Executor* routeOf(std::uint64_t key);
   void forget(std::uint64_t key);
-  // moveQueued: thread `from` has been in one turn for kLongTurn; what waits behind it goes
-  // where pick() sends it, if that thread is free. From any thread.
-  void moveQueuedOff(std::size_t from);
+  // moveQueued: thread `from` has been in one turn for kLongTurn; what waits behind it (or only
+  // the request of cancel key `onlyKey`, just placed there) goes where pick() sends it, if that
+  // thread is free. From any thread.
+  void moveQueuedOff(std::size_t from, std::uint64_t onlyKey = 0);
   // moveQueued: thread `self` is about to wait for work; it takes what waits behind the others'
   // long turns. On that executor thread.
   void takeOverLongTurns(std::size_t self);
   bool workingLong(std::size_t thread, std::chrono::steady_clock::time_point now) const;
+  // A thread other than `from` neither working for long nor inside a turn.
+  bool anotherIsFree(std::size_t from, std::chrono::steady_clock::time_point now) const;
+  // moveQueued: at most this many requests go to one thread per scan; a scan that moved nothing
+  // is not repeated for kFutileScanPause.
+  static constexpr std::size_t kMoveBatch = 16;
+  static constexpr std::chrono::milliseconds kFutileScanPause{5};
 
   // Cancel key -> thread, from submit until the answer (or its streamed body) ends. Declared
   // first: the executors' last answers (on stop) still forget their routes. A cancel reaches
@@ -90,6 +99,9 @@ class ExecutorSet {
   std::vector<std::unique_ptr<Executor>> executors_;
   std::size_t regular_ = 0;  // executors_ before the reserve
   bool moveQueued_ = false;
+  std::atomic<bool> ready_{false};  // every executor is made: the hooks may move requests
+  // Per thread: until when (steadyNs) a scan of its queue is not worth repeating.
+  std::array<std::atomic<std::int64_t>, StatusPage::kMaxThreads> futileUntilNs_{};
   // The apps seen in a long turn while every thread was (by appTag), and when: the reserve
   // takes none of them for kHeavyMemory. Bounded by the apps the worker runs.
   static constexpr std::chrono::seconds kHeavyMemory{5};

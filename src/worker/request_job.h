@@ -14,7 +14,9 @@ namespace isolane {
 
 struct RequestJob {
   AppRequest request;
-  // Called exactly once, on the executor thread; must not block (post to your own thread).
+  // Called exactly once, on the executor thread (or, for a request answered before it started,
+  // on the thread that took it out of the queue: a withdrawal, a move); must not block (post to
+  // your own thread).
   std::function<void(AppResponse)> done;
   // Names the request for Executor::cancel; 0: not cancellable.
   std::uint64_t cancelKey = 0;
