@@ -200,12 +200,13 @@ bool ExecutorSet::workingLong(std::size_t thread, std::chrono::steady_clock::tim
   return busy && now - *busy > kLongTurn;
 }
 
-bool ExecutorSet::anotherIsFree(std::size_t from,
-                                std::chrono::steady_clock::time_point now) const {
+std::size_t ExecutorSet::othersFree(std::size_t from,
+                                    std::chrono::steady_clock::time_point now) const {
+  std::size_t free = 0;
   for (std::size_t i = 0; i < executors_.size(); ++i) {
-    if (i != from && !workingLong(i, now) && !executors_[i]->turnSince()) return true;
+    if (i != from && !workingLong(i, now) && !executors_[i]->turnSince()) ++free;
   }
-  return false;
+  return free;
 }
 
 void ExecutorSet::moveQueuedOff(std::size_t from, std::uint64_t onlyKey) {
@@ -215,11 +216,17 @@ void ExecutorSet::moveQueuedOff(std::size_t from, std::uint64_t onlyKey) {
   auto now = std::chrono::steady_clock::now();
   auto turn = source.turnSince();
   if (!turn || now - *turn <= kLongTurn) return;  // it came free meanwhile
-  // A thread that may take something, and not right after a scan that moved nothing: the
-  // queue's scan holds the routes' lock, which every answer takes.
-  if (!anotherIsFree(from, now)) return;
-  std::int64_t nowNs = steadyNs(now);
-  if (onlyKey == 0 && nowNs < futileUntilNs_[from].load(std::memory_order_relaxed)) return;
+  // A thread that may take something; and not the same scan again: one that moved nothing is
+  // repeated only once the queue or the free threads have changed (the scan holds the routes'
+  // lock, which every answer takes).
+  std::size_t free = othersFree(from, now);
+  if (free == 0) return;
+  std::uint64_t pending = source.pending();
+  Futile& futile = futile_[from];
+  if (onlyKey == 0 && free <= futile.free.load(std::memory_order_relaxed) &&
+      pending == futile.pending.load(std::memory_order_relaxed)) {
+    return;
+  }
   std::vector<Executor::Taken> answers;
   std::size_t moved = 0;
   {
@@ -262,9 +269,10 @@ void ExecutorSet::moveQueuedOff(std::size_t from, std::uint64_t onlyKey) {
       answers.push_back(std::move(t));
     }
   }
-  if (onlyKey == 0 && moved == 0 && answers.empty()) {
-    futileUntilNs_[from].store(nowNs + std::chrono::nanoseconds(kFutileScanPause).count(),
-                               std::memory_order_relaxed);
+  if (onlyKey == 0) {
+    bool nothing = moved == 0 && answers.empty();
+    futile.free.store(nothing ? free : 0, std::memory_order_relaxed);
+    futile.pending.store(nothing ? pending : 0, std::memory_order_relaxed);
   }
   // Answered without the lock: an answer forgets its route.
   for (Executor::Taken& t : answers) {

@@ -85,12 +85,10 @@ class ExecutorSet {
   // long turns. On that executor thread.
   void takeOverLongTurns(std::size_t self);
   bool workingLong(std::size_t thread, std::chrono::steady_clock::time_point now) const;
-  // A thread other than `from` neither working for long nor inside a turn.
-  bool anotherIsFree(std::size_t from, std::chrono::steady_clock::time_point now) const;
-  // moveQueued: at most this many requests go to one thread per scan; a scan that moved nothing
-  // is not repeated for kFutileScanPause.
+  // The threads other than `from` neither working for long nor inside a turn.
+  std::size_t othersFree(std::size_t from, std::chrono::steady_clock::time_point now) const;
+  // moveQueued: at most this many requests go to one thread per scan.
   static constexpr std::size_t kMoveBatch = 16;
-  static constexpr std::chrono::milliseconds kFutileScanPause{5};
 
   // Cancel key -> thread, from submit until the answer (or its streamed body) ends. Declared
   // first: the executors' last answers (on stop) still forget their routes. A cancel reaches
@@ -100,8 +98,13 @@ class ExecutorSet {
   std::size_t regular_ = 0;  // executors_ before the reserve
   bool moveQueued_ = false;
   std::atomic<bool> ready_{false};  // every executor is made: the hooks may move requests
-  // Per thread: until when (steadyNs) a scan of its queue is not worth repeating.
-  std::array<std::atomic<std::int64_t>, StatusPage::kMaxThreads> futileUntilNs_{};
+  // Per thread: what its last scan that moved nothing saw (the other threads free, its pending
+  // count); pending 0: none. Not repeated until one of the two has changed.
+  struct Futile {
+    std::atomic<std::size_t> free{0};
+    std::atomic<std::uint64_t> pending{0};
+  };
+  std::array<Futile, StatusPage::kMaxThreads> futile_{};
   // The apps seen in a long turn while every thread was (by appTag), and when: the reserve
   // takes none of them for kHeavyMemory. Bounded by the apps the worker runs.
   static constexpr std::chrono::seconds kHeavyMemory{5};
