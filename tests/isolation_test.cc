@@ -400,26 +400,26 @@ std::future<AppResponse> getOn(ExecutorSet& set, std::size_t thread, const char*
 }
 
 // Two threads that move what waits behind a long turn, with `spin` and `slow` (both spin.js, 5 s
-// of CPU allowed) and `hello` loaded; null if they would not load.
-std::unique_ptr<ExecutorSet> movingSet(LogSink& log) {
-  auto set = std::make_unique<ExecutorSet>(2, baseOptions(), log, SystemClock::instance(), nullptr,
-                                           /*reserve=*/false, /*moveQueued=*/true);
-  for (const char* name : {"spin", "slow"}) {
-    AppSpec spinner{name, kApps + "spin.js", {}};
-    spinner.cpuLimitMs = 5000;
-    if (!set->loadApp(spinner)) return nullptr;
+// of CPU allowed) and `hello` loaded.
+class MovingSet : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* name : {"spin", "slow"}) {
+      AppSpec spinner{name, kApps + "spin.js", {}};
+      spinner.cpuLimitMs = 5000;
+      ASSERT_TRUE(set.loadApp(spinner));
+    }
+    ASSERT_TRUE(set.loadApp(AppSpec{"hello", kApps + "hello.js", {}}));
   }
-  if (!set->loadApp(AppSpec{"hello", kApps + "hello.js", {}})) return nullptr;
-  return set;
-}
+
+  SaidLog log{"spinning"};
+  ExecutorSet set{2, baseOptions(), log, SystemClock::instance(), nullptr, /*reserve=*/false,
+                  /*moveQueued=*/true};
+};
 
 // moveQueued: a request put behind a thread's long turn (here on purpose) moves to a free
 // thread once the turn has lasted kLongTurn, instead of waiting for it to end.
-TEST(ExecutorSetRouting, ARequestWaitingBehindALongTurnMovesToAFreeThread) {
-  SaidLog log("spinning");
-  auto moving = movingSet(log);
-  ASSERT_TRUE(moving);
-  ExecutorSet& set = *moving;
+TEST_F(MovingSet, ARequestWaitingBehindALongTurnMovesToAFreeThread) {
   auto spun = getOn(set, 0, "spin", "http://test.local/?ms=3000&say", 1);
   ASSERT_TRUE(eventually([&] { return log.said(); })) << "the spin never started";
   auto hello = getOn(set, 0, "hello", "http://test.local/", 2);  // behind the spin
@@ -457,11 +457,7 @@ TEST(ExecutorSetRouting, AThreadThatComesFreeTakesWhatWaitsBehindAnothersLongTur
 
 // moveQueued: a request whose client left while it waited is dropped, not moved, even when the
 // thread had already taken the cancel in hand for the pass that started the long turn.
-TEST(ExecutorSetRouting, ARequestWhoseClientLeftIsDroppedNotMoved) {
-  SaidLog log("spinning");
-  auto moving = movingSet(log);
-  ASSERT_TRUE(moving);
-  ExecutorSet& set = *moving;
+TEST_F(MovingSet, ARequestWhoseClientLeftIsDroppedNotMoved) {
   // Thread 1 spins longest: nothing can move until it ends. Thread 0 spins, then starts a
   // second spin in the pass that takes the cancel of the hello queued behind it; thread 1, come
   // free, takes over what waits there.
@@ -479,11 +475,7 @@ TEST(ExecutorSetRouting, ARequestWhoseClientLeftIsDroppedNotMoved) {
 }
 
 // moveQueued: a request whose body streams in stays on its thread (its pieces go there).
-TEST(ExecutorSetRouting, ARequestWithAStreamedBodyStaysBehindTheLongTurn) {
-  SaidLog log("spinning");
-  auto moving = movingSet(log);
-  ASSERT_TRUE(moving);
-  ExecutorSet& set = *moving;
+TEST_F(MovingSet, ARequestWithAStreamedBodyStaysBehindTheLongTurn) {
   auto spun = getOn(set, 0, "spin", "http://test.local/?ms=1000&say", 1);
   ASSERT_TRUE(eventually([&] { return log.said(); }));
   auto p = std::make_shared<std::promise<AppResponse>>();
