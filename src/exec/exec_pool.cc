@@ -98,21 +98,17 @@ ExecPool::ExecPool(ExecPoolOptions options, MetricsRegistry& metrics, const Cloc
           "budget was spent: no spawn for a while).",
           {"event"})),
       queueDepth_(metrics.gauge("isolane_exec_queue_depth",
-                                "Executions waiting for a worker, as of the last lease.")
-                      .with({})),
+                                "Executions waiting for a worker, as of the last lease.")),
       queueWait_(metrics.histogram("isolane_exec_queue_wait_seconds",
                                    "Time from an execution's arrival to its start on a worker.", {},
-                                   latencyBuckets())
-                     .with({})),
+                                   latencyBuckets())),
       toolDuration_(metrics.histogram(
           "isolane_exec_tool_call_seconds",
           "Time from a guest's tool call leaving its worker to the caller's answer.", {},
-          latencyBuckets())
-                         .with({})),
+          latencyBuckets())),
       executionDuration_(metrics.histogram("isolane_exec_duration_seconds",
                                            "Time an execution ran on its worker.", {},
-                                           latencyBuckets())
-                             .with({})),
+                                           latencyBuckets())),
       egress_(FetchClientOptions{}, options_.maxFrameBytes) {
   egress_.setApps({AppSpec{std::string(kCodeModeEgressApp), "", {}}});
   crashBudget_ = CrashBudget(options_.crashBudget);
@@ -201,7 +197,7 @@ std::uint64_t ExecPool::execute(ExecutionSpec spec, ToolDispatch dispatch,
       });
     };
     // Every lease publishes the depth it found, so the series exists from the first execution.
-    queueDepth_.set(static_cast<double>(queue_.size()));
+    queueDepth_.with({}).set(static_cast<double>(queue_.size()));
     if (shuttingDown_) {
       refuse(ExecErrorCode::kConnectionBroken, "The pool is shutting down.");
     } else if (stalledLocked()) {
@@ -260,7 +256,7 @@ void ExecPool::startLocked(Execution& e, Worker& w, After& after) {
   e.nativeOutbound = e.spec.outbound == OutboundMode::kNative;
   if (e.nativeOutbound) ++w.nativeOutbound;
   e.spec = ExecutionSpec{};  // the worker has it now
-  queueWait_.observe(secondsBetween(e.arrived, now));
+  queueWait_.with({}).observe(secondsBetween(e.arrived, now));
   emitLocked(
       Level::kInfo, "execution.start",
       {{"execution", e.id},
@@ -324,7 +320,7 @@ void ExecPool::settleLocked(std::uint64_t id, ExecutionOutcome outcome, After& a
     emitLocked(Level::kInfo, "execution.reject",
                {{"execution", id}, {"code", outcomeName}, {"message", outcome.message}});
   } else {
-    executionDuration_.observe(secondsBetween(e.started, now));
+    executionDuration_.with({}).observe(secondsBetween(e.started, now));
   }
   if (e.worker != 0)
     emitLocked(Level::kInfo, "execution.settle",
@@ -430,7 +426,7 @@ void ExecPool::answerTool(std::uint64_t workerId, std::uint64_t id, std::uint64_
       e.killAt = clock_.now() + e.pausedLeft + std::chrono::milliseconds(5);
       wake_.notify_all();
     }
-    toolDuration_.observe(secondsBetween(askedAt, clock_.now()));
+    toolDuration_.with({}).observe(secondsBetween(askedAt, clock_.now()));
     Result<std::string> frame = encodeToolAnswer(id, call, ok, text, options_.maxFrameBytes);
     if (!frame) {
       frame = encodeToolAnswer(id, call, false,

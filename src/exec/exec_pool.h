@@ -201,11 +201,10 @@ class ExecPool {
 
   Family<Counter>& executionsTotal_;  // by outcome
   Family<Counter>& workerEvents_;     // by event
-  // Label-less: found once (and present, at 0, from the first scrape on).
-  Gauge& queueDepth_;
-  Histogram& queueWait_;
-  Histogram& toolDuration_;
-  Histogram& executionDuration_;
+  Family<Gauge>& queueDepth_;
+  Family<Histogram>& queueWait_;
+  Family<Histogram>& toolDuration_;
+  Family<Histogram>& executionDuration_;
 
   Egress egress_;  // native outbound fetches of executions
   std::thread supervisor_;

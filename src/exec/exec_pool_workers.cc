@@ -335,7 +335,7 @@ void ExecPool::shutdown(std::chrono::milliseconds drain) {
           ExecutionOutcome::failed(ExecErrorCode::kConnectionBroken, "The pool is shutting down."),
           after);
     }
-    queueDepth_.set(0);
+    queueDepth_.with({}).set(0);
   }
   after.run();
   {

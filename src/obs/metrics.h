@@ -16,6 +16,7 @@
 #include <prometheus/metric_family.h>
 #include <prometheus/registry.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -69,8 +70,12 @@ class Family {
   Family(std::vector<std::string> labels, Make make)
       : labels_(std::move(labels)), make_(std::move(make)) {}
 
-  // The metric for these label values (in the order of the family's label names).
+  // The metric for these label values (in the order of the family's label names). The
+  // label-less one, once made, is returned without the lock (metrics are never removed).
   Metric& with(const std::vector<std::string>& values) {
+    if (values.empty()) {
+      if (Metric* only = unlabelled_.load(std::memory_order_acquire)) return *only;
+    }
     std::lock_guard<std::mutex> lock(mutex_);
     auto& slot = metrics_[values];
     if (!slot) {
@@ -80,6 +85,7 @@ class Family {
       }
       slot = make_(labels);
     }
+    if (values.empty()) unlabelled_.store(slot.get(), std::memory_order_release);
     return *slot;
   }
 
@@ -88,6 +94,7 @@ class Family {
   const Make make_;
   std::mutex mutex_;  // guards metrics_
   std::map<std::vector<std::string>, std::unique_ptr<Metric>> metrics_;
+  std::atomic<Metric*> unlabelled_{nullptr};  // metrics_[{}], once made
 };
 
 // What a collector adds at scrape time: families of samples, in prometheus-cpp's form.

@@ -289,7 +289,7 @@ void InProcessBackend::run(WaitingRequest w, std::size_t thread) {
       shared_->replayable[key] = Shared::Replayable{thread};
     }
     // The thread may yet start a long turn of a request before it: somebody must look.
-    if (shared_->sleepsUntilWoken.load()) shared_->wake();
+    if (withdrawalsOn() && shared_->sleepsUntilWoken.load()) shared_->wake();
   }
   if (!stream) shared_->admission.countApp(w.request.app, true);
   auto sink = std::make_shared<PipeSink>(executors_, key, shared_, w.request.app,
@@ -346,7 +346,7 @@ void InProcessBackend::run(WaitingRequest w, std::size_t thread) {
 }
 
 void InProcessBackend::withdrawFromWedged() {
-  if (options_.wedgedTurn.count() == 0 || executors_->size() < 2) return;
+  if (!withdrawalsOn()) return;
   std::int64_t nowNs = steadyNs(std::chrono::steady_clock::now());
   std::vector<bool> wedged(executors_->size());
   bool any = false;
@@ -414,7 +414,7 @@ void InProcessBackend::admissionLoop() {
       options_.admission.queueTimeout / 10, std::chrono::milliseconds(5),
       std::chrono::milliseconds(50));
   const auto withdrawable = [this] {
-    if (options_.wedgedTurn.count() == 0 || executors_->size() < 2) return false;  // as tick
+    if (!withdrawalsOn()) return false;
     std::lock_guard<std::mutex> apps(shared_->appsMu);
     return !shared_->replayable.empty();
   };

@@ -86,6 +86,8 @@ class InProcessBackend final : public Backend {
   // Asks each thread inside a long turn (when another is not) to give back the GETs and HEADs
   // it has not started, to place them again.
   void withdrawFromWedged();
+  // Whether there is anywhere to withdraw to: the wedge check is on and there are two threads.
+  bool withdrawalsOn() const { return options_.wedgedTurn.count() > 0 && executors_->size() >= 2; }
   bool anyWedged() const;
 
   const InProcessOptions options_;

@@ -42,20 +42,6 @@ class BoundedQueue {
     return true;
   }
 
-  // Safe from any thread. Moves the oldest item `matches` into `out`; false when none does.
-  template <typename Pred>
-  bool takeIf(Pred matches, T& out) {
-    auto q = items_.lock();
-    for (auto it = q->items.begin(); it != q->items.end(); ++it) {
-      if (matches(*it)) {
-        out = std::move(*it);
-        q->items.erase(it);
-        return true;
-      }
-    }
-    return false;
-  }
-
   // Safe from any thread. Moves every item `matches` into `out` (appended), oldest first.
   template <typename Pred>
   void takeAllIf(Pred matches, std::vector<T>& out) {

@@ -53,21 +53,18 @@ void Executor::cancel(std::uint64_t key) {
 }
 
 void Executor::withdraw(std::uint64_t key) {
+  if (key == 0) return;
   // Still in the queue (the thread is inside a turn, or has not woken): taken back here, on the
-  // caller's thread, since the executor thread may not come back for seconds.
-  RequestJob job;
-  if (key != 0 &&
-      requests_.takeIf([key](const RequestJob& j) { return j.cancelKey == key; }, job)) {
-    status_.pending.fetch_sub(1, std::memory_order_relaxed);
-    // Its client may have left while it waited: then it is dropped, not sent elsewhere.
-    bool gone = controls_.lock()->cancelled.count(key) != 0;
-    job.done(gone ? AppResponse::failed(FailureKind::kClientGone,
-                                        "the client went away before the request started")
-                  : AppResponse::failed(FailureKind::kWithdrawn, "withdrawn before it started"));
-    return;
+  // caller's thread, since the executor thread may not come back for seconds. Its client may
+  // have left while it waited: then it is dropped, not sent elsewhere.
+  std::vector<Taken> taken = takeQueued([key](const RequestJob& j) { return j.cancelKey == key; });
+  for (Taken& t : taken) {
+    t.job.done(unstarted(t.answer == FailureKind::kClientGone ? FailureKind::kClientGone
+                                                               : FailureKind::kWithdrawn));
   }
-  // Otherwise the thread may have it in hand: it is checked before it starts, for one pass (the
-  // set is taken with the controls); one that has started goes on, and the key is forgotten.
+  if (!taken.empty()) return;
+  // Otherwise the thread may have it in hand: it is checked before it starts (the mark lives
+  // until the pass that found it has started what it took); one that has started goes on.
   controls_.lock()->withdrawn.insert(key);
   doorbell_.ring();
 }
@@ -79,21 +76,31 @@ std::vector<Executor::Taken> Executor::takeQueued(
   std::vector<Taken> taken;
   if (jobs.empty()) return taken;
   taken.reserve(jobs.size());
-  // The marks not taken yet, and those the running pass took (run()).
-  auto controls = controls_.lock();
-  auto pass = passMarks_.lock();
+  auto marks = controls_.lock();
   for (RequestJob& job : jobs) {
     status_.pending.fetch_sub(1, std::memory_order_relaxed);
     std::uint64_t key = job.cancelKey;
     FailureKind answer = FailureKind::kNone;
-    if (controls->cancelled.count(key) != 0 || pass->cancelled.count(key) != 0) {
+    if (marks->cancelled.count(key) != 0) {
       answer = FailureKind::kClientGone;
-    } else if (controls->withdrawn.count(key) != 0 || pass->withdrawn.count(key) != 0) {
+    } else if (marks->withdrawn.count(key) != 0) {
       answer = FailureKind::kWithdrawn;
     }
     taken.push_back(Taken{std::move(job), answer});
   }
   return taken;
+}
+
+AppResponse Executor::unstarted(FailureKind why) {
+  switch (why) {
+    case FailureKind::kClientGone:
+      return AppResponse::failed(FailureKind::kClientGone,
+                                 "the client went away before the request started");
+    case FailureKind::kWithdrawn:
+      return AppResponse::failed(FailureKind::kWithdrawn, "withdrawn before it started");
+    default:
+      return AppResponse::shed("queue-full", "the executor queue is full");
+  }
 }
 
 void Executor::credit(std::uint64_t key, std::size_t bytes) {
@@ -218,15 +225,13 @@ void Executor::run() {
     Controls controls;
     {
       auto q = controls_.lock();
-      std::swap(controls, *q);
-    }
-    // Until this pass has started what it takes, the marks it took stay readable by takeQueued
-    // (a request moved off this thread meanwhile must not lose its cancel).
-    bool marks = !controls.cancelled.empty() || !controls.withdrawn.empty();
-    if (marks) {
-      auto m = passMarks_.lock();
-      m->cancelled = controls.cancelled;
-      m->withdrawn = controls.withdrawn;
+      std::swap(controls.order, q->order);
+      std::swap(controls.credits, q->credits);
+      // The marks stay in controls_, where the starts below, takeQueued and withdraw() read
+      // them, until this pass has started what it takes; then the ones it found are dropped (a
+      // mark matters only until its request starts, or leaves this thread).
+      controls.cancelled = q->cancelled;
+      controls.withdrawn = q->withdrawn;
     }
     // One at a time, each just before it starts: what waits behind a long turn stays in the
     // queue, where withdraw() can take it back from another thread. At most what was there when
@@ -249,18 +254,21 @@ void Executor::run() {
         executions_.fetch_add(1, std::memory_order_relaxed);
         done(std::move(r));
       };
+      FailureKind unstartedBy = FailureKind::kNone;
+      if (job.cancelKey != 0) {
+        auto marks = controls_.lock();
+        if (marks->cancelled.count(job.cancelKey) != 0) {
+          // Work nobody waits for is not done: its client went away while it waited here.
+          unstartedBy = FailureKind::kClientGone;
+        } else if (marks->withdrawn.count(job.cancelKey) != 0) {
+          // It waited behind a long turn here; the master sends it to a worker that is free.
+          unstartedBy = FailureKind::kWithdrawn;
+        }
+      }
       if (stopping_) {
         job.done(AppResponse::failed(FailureKind::kShuttingDown, "server is stopping"));
-      } else if (job.cancelKey != 0 && (controls.cancelled.count(job.cancelKey) != 0 ||
-                                        controls_.lock()->cancelled.count(job.cancelKey) != 0)) {
-        // Work nobody waits for is not done: its client went away while it waited here (taken
-        // this pass, or arrived while an earlier job of this pass ran its turn).
-        job.done(AppResponse::failed(FailureKind::kClientGone,
-                                     "the client went away before the request started"));
-      } else if (job.cancelKey != 0 && (controls.withdrawn.count(job.cancelKey) != 0 ||
-                                        controls_.lock()->withdrawn.count(job.cancelKey) != 0)) {
-        // It waited behind a long turn here; the master sends it to a worker that is free.
-        job.done(AppResponse::failed(FailureKind::kWithdrawn, "withdrawn before it started"));
+      } else if (unstartedBy != FailureKind::kNone) {
+        job.done(unstarted(unstartedBy));
       } else if (job.execution) {
         isolates.startExecution(std::move(job));
       } else {
@@ -268,10 +276,10 @@ void Executor::run() {
         isolates.start(std::move(job));
       }
     }
-    if (marks) {
-      auto m = passMarks_.lock();
-      m->cancelled.clear();
-      m->withdrawn.clear();
+    if (!controls.cancelled.empty() || !controls.withdrawn.empty()) {
+      auto q = controls_.lock();
+      for (std::uint64_t key : controls.cancelled) q->cancelled.erase(key);
+      for (std::uint64_t key : controls.withdrawn) q->withdrawn.erase(key);
     }
     for (Control& c : controls.order) {
       switch (c.kind) {

@@ -86,6 +86,9 @@ class Executor {
     FailureKind answer = FailureKind::kNone;
   };
   std::vector<Taken> takeQueued(const std::function<bool(const RequestJob&)>& movable);
+  // The answer of a request that never started: its client left (kClientGone), it was
+  // withdrawn (kWithdrawn), or no queue had room for it (anything else).
+  static AppResponse unstarted(FailureKind why);
 
   // Safe from any thread. `bytes` of the streamed body of that request reached its client: the
   // request may stream that many more (see StreamSink).
@@ -175,17 +178,13 @@ class Executor {
   struct Controls {
     std::deque<Control> order;  // in arrival order; a credit or cancel once per key
     std::unordered_map<std::uint64_t, std::size_t> credits;  // summed per key
-    std::unordered_set<std::uint64_t> cancelled;
-    std::unordered_set<std::uint64_t> withdrawn;  // matters only until the request starts
-  };
-  Guarded<Controls> controls_;
-  struct PassMarks {
+    // Marks, kept until the pass that found them has started what it took (a mark matters only
+    // until its request starts or leaves the thread).
     std::unordered_set<std::uint64_t> cancelled;
     std::unordered_set<std::uint64_t> withdrawn;
   };
-  // The cancel and withdrawal marks the running pass took from controls_, while it starts the
-  // requests it took (run()); read by takeQueued. Lock order: controls_, then this.
-  Guarded<PassMarks> passMarks_;
+  Guarded<Controls> controls_;
+
   Doorbell doorbell_;
   std::atomic<bool> stopping_{false};
   std::atomic<std::size_t> heapUsed_{0};

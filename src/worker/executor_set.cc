@@ -160,12 +160,9 @@ bool ExecutorSet::submitTo(std::size_t i, RequestJob& job) {
   };
   if (job.sink) job.sink = std::make_shared<RoutedSink>(*this, key, originalSink);
   if (executors_[i]->submit(job)) {
-    // It went behind a turn that was long already (or became so as it was placed, after the
-    // watchdog had looked): it moves now, if a thread is free.
-    if (moveQueued_) {
-      auto turn = executors_[i]->turnSince();
-      if (turn && std::chrono::steady_clock::now() - *turn > kLongTurn) moveQueuedOff(i, key);
-    }
+    // Behind a turn that was long already (or became so as it was placed, after the watchdog
+    // had looked): it moves now, if a thread is free.
+    if (moveQueued_) moveQueuedOff(i, key);
     return true;
   }
   forget(key);
@@ -212,10 +209,10 @@ std::size_t ExecutorSet::othersFree(std::size_t from,
 void ExecutorSet::moveQueuedOff(std::size_t from, std::uint64_t onlyKey) {
   if (!ready_.load(std::memory_order_acquire)) return;
   const Executor& source = *executors_[from];
-  if (source.pending() <= 1) return;  // nothing waits behind the turn
+  auto turn = source.turnSince();  // first: the common case (no turn) reads no clock
+  if (!turn || source.pending() <= 1) return;  // no turn, or nothing waits behind it
   auto now = std::chrono::steady_clock::now();
-  auto turn = source.turnSince();
-  if (!turn || now - *turn <= kLongTurn) return;  // it came free meanwhile
+  if (now - *turn <= kLongTurn) return;  // not long (yet), or it came free meanwhile
   // A thread that may take something; and not the same scan again: one that moved nothing is
   // repeated only once the queue or the free threads have changed (the scan holds the routes'
   // lock, which every answer takes).
@@ -244,7 +241,7 @@ void ExecutorSet::moveQueuedOff(std::size_t from, std::uint64_t onlyKey) {
                                 [&](const auto& p) { return p.first == j.request.app; });
       if (known == placeOf.end()) {
         std::size_t there = pick(j.request.app);
-        if (there == from || there >= executors_.size() || workingLong(there, now)) {
+        if (there == from || workingLong(there, now)) {
           there = SIZE_MAX;
         }
         known = placeOf.insert(placeOf.end(), {j.request.app, there});
@@ -275,29 +272,12 @@ void ExecutorSet::moveQueuedOff(std::size_t from, std::uint64_t onlyKey) {
     futile.pending.store(nothing ? pending : 0, std::memory_order_relaxed);
   }
   // Answered without the lock: an answer forgets its route.
-  for (Executor::Taken& t : answers) {
-    switch (t.answer) {
-      case FailureKind::kClientGone:
-        t.job.done(AppResponse::failed(FailureKind::kClientGone,
-                                       "the client went away before the request started"));
-        break;
-      case FailureKind::kWithdrawn:
-        t.job.done(AppResponse::failed(FailureKind::kWithdrawn, "withdrawn before it started"));
-        break;
-      default:
-        t.job.done(AppResponse::shed("queue-full", "the executor queue is full"));
-        break;
-    }
-  }
+  for (Executor::Taken& t : answers) t.job.done(Executor::unstarted(t.answer));
 }
 
 void ExecutorSet::takeOverLongTurns(std::size_t self) {
-  if (!ready_.load(std::memory_order_acquire)) return;
-  auto now = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < executors_.size(); ++i) {
-    if (i == self) continue;
-    auto turn = executors_[i]->turnSince();
-    if (turn && now - *turn > kLongTurn) moveQueuedOff(i);
+    if (i != self) moveQueuedOff(i);  // each looks whether its turn is long
   }
 }
 
