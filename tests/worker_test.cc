@@ -431,6 +431,41 @@ TEST_F(ExecutorTest, AppsTakeTurnsInTheQueueSoABurstOfLongTurnsDoesNotGoFirst) {
   EXPECT_LE(at[4], 1) << "hello waited behind the other app's burst";
 }
 
+// The case above when the executor's pass already holds two of the burst: another app's request
+// that arrives while the first of them runs starts before the second.
+TEST_F(ExecutorTest, ARequestArrivingDuringAPassStartsBeforeTheRestOfAnotherAppsBurst) {
+  ASSERT_TRUE(load("spin", "spin.js"));
+  ASSERT_TRUE(load("hello", "hello.js"));
+  std::atomic<int> answered{0};
+  std::vector<std::future<int>> order;
+  auto submit = [&](const std::string& app, const std::string& url) {
+    auto promise = std::make_shared<std::promise<int>>();
+    order.push_back(promise->get_future());
+    RequestJob job{AppRequest{app, "r", "GET", url, {}, ""},
+                   [promise, &answered](AppResponse) { promise->set_value(answered++); }};
+    ASSERT_TRUE(executor_->submit(job));
+  };
+  auto spinning = [&](std::size_t turns) {
+    for (int i = 0; i < 2000; ++i) {
+      std::size_t n = 0;
+      for (const std::string& line : log_.lines()) n += line.find("spinning") != std::string::npos;
+      if (n >= turns) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return false;
+  };
+  submit("spin", "http://x/?ms=100&say");
+  ASSERT_TRUE(spinning(1));
+  // Both wait behind the first turn, so the next pass begins with the two of them queued.
+  submit("spin", "http://x/?ms=100&say");
+  submit("spin", "http://x/?ms=100&say");
+  ASSERT_TRUE(spinning(2));
+  submit("hello", "http://x/");
+  std::vector<int> at;
+  for (auto& f : order) at.push_back(f.get());
+  EXPECT_LT(at[3], at[2]) << "hello waited behind the rest of the other app's burst";
+}
+
 TEST_F(ExecutorTest, ConcurrentTimerRequestsInterleave) {
   ASSERT_TRUE(load("timers", "timers.js"));
   std::vector<std::future<AppResponse>> answers;

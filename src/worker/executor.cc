@@ -234,18 +234,18 @@ void Executor::run() {
       controls.withdrawn = q->withdrawn;
     }
     // One at a time, each just before it starts: what waits behind a long turn stays in the
-    // queue, where withdraw() can take it back from another thread. At most what was there when
-    // the pass began: arrivals wait for the next pass, after this one's timers and I/O (the
-    // window never reaches past them). Apps take turns: the next to start is the oldest request
-    // of the app that started one least lately (among the oldest kFairWindow), so one app's
-    // burst of long first turns does not start before every other app's request.
+    // queue, where withdraw() can take it back from another thread. At most as many as were
+    // there when the pass began, so the pass ends and its timers and I/O run. Apps take turns:
+    // the next to start is the oldest request of the app that started one least lately, among
+    // the oldest kFairWindow queued now, so one app's burst of long first turns does not start
+    // before every other app's request, even one that arrived while the burst's first turn ran.
     RequestJob job;
     auto leastLately = [&](const RequestJob& j) {
       auto it = lastStarted.find(j.request.app);
       return it == lastStarted.end() ? 0 : it->second;
     };
     for (std::size_t n = requests_.size();
-         n > 0 && requests_.takeLeast(leastLately, std::min(kFairWindow, n), job); --n) {
+         n > 0 && requests_.takeLeast(leastLately, kFairWindow, job); --n) {
       lastStarted[job.request.app] = ++startSeq;
       // Counted out when answered, on this thread: the submitter's callback is moved, not
       // copied, once per request.
