@@ -13,6 +13,7 @@
 #include "front/front_metrics.h"
 #include "front/request_reader.h"
 #include "ipc/frame_codec.h"
+#include "ipc/reactor.h"
 #include "obs/metrics.h"
 #include "pool/subprocess_backend.h"
 #include "pool/worker_process.h"
@@ -61,8 +62,9 @@ void BM_WorkerRoundTrip(benchmark::State& state) {
   std::mutex mu;
   std::condition_variable cv;
   std::uint64_t answered = 0;
+  Reactor reactor(1, "isolane-wio");  // outlives the process
   auto proc = WorkerProcess::spawn(
-      {ISOLANE_BINARY, "worker"}, kDefaultMaxFrameBytes,
+      reactor.io(), {ISOLANE_BINARY, "worker"}, kDefaultMaxFrameBytes,
       [&](const wire::Frame& f) {
         if (f.message_type() == wire::Message::HeartbeatAck) {
           std::lock_guard<std::mutex> lock(mu);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ipc/frame_codec.h"
+#include "ipc/reactor.h"
 #include "pool/worker_process.h"
 #include "server/engine_command.h"
 
@@ -15,8 +16,9 @@ namespace isolane {
 int sandboxCheck() {
   auto died = std::make_shared<std::promise<std::string>>();
   std::future<std::string> reason = died->get_future();
+  Reactor reactor(1, "isolane-wio");
   auto worker = WorkerProcess::spawn(
-      engineCommand({"worker", "--probe-sandbox", "true"}), kDefaultMaxFrameBytes,
+      reactor.io(), engineCommand({"worker", "--probe-sandbox", "true"}), kDefaultMaxFrameBytes,
       [](const wire::Frame&) {}, [died](const std::string& why) { died->set_value(why); });
   if (!worker) {
     std::cerr << "isolane sandbox-check: " << worker.error() << "\n";

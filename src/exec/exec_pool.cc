@@ -89,6 +89,8 @@ ExecPool::ExecPool(ExecPoolOptions options, MetricsRegistry& metrics, const Cloc
     : options_(std::move(options)),
       clock_(clock),
       manual_(supervision == Supervision::kManual),
+      ownReactor_(options_.reactor ? nullptr : std::make_unique<Reactor>(1, "isolane-xio")),
+      io_(options_.reactor ? options_.reactor->io() : ownReactor_->io()),
       executionsTotal_(metrics.counter("isolane_executions_total",
                                        "Code-mode executions by outcome (ok or an error code).",
                                        {"outcome"})),

@@ -12,8 +12,8 @@
 // `event`) and a metric.
 //
 // Thread rule: execute(), shutdown(), stats() are safe from any thread. Frames and deaths arrive
-// on each worker's reader thread; timers run on the supervisor thread. Callbacks (done, tool
-// dispatch) are called with no lock held, on those threads: they must not block.
+// on the pool's reactor (ExecPoolOptions::reactor); timers run on the supervisor thread. Callbacks
+// (done, tool dispatch) are called with no lock held, on those threads: they must not block.
 
 #include <sys/types.h>
 
@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "ipc/exec_types.h"
+#include "ipc/reactor.h"
 #include "obs/log.h"
 #include "obs/metrics.h"
 #include "pool/crash_budget.h"
@@ -70,6 +71,9 @@ struct ExecPoolOptions {
   std::vector<std::string> workerCommand;
   // How a worker is started: null, a process (spawnWorkerProcess); tests give an in-memory one.
   WorkerSpawner spawnWorker;
+  // Where the workers' sockets are read (ipc/reactor.h); null: the pool makes its own, of one
+  // thread. It must outlive the pool.
+  Reactor* reactor = nullptr;
   // Called with every event (the same fields as its log line, and "event": its name), with the
   // pool's lock held: it must not block or call the pool.
   std::function<void(const nlohmann::ordered_json& event)> onEvent;
@@ -182,6 +186,10 @@ class ExecPool {
   const ExecPoolOptions options_;
   const Clock& clock_;
   const bool manual_;
+  // The workers' sockets are read on options_.reactor, or on this one when none was given.
+  // Declared before the workers: it outlives their processes, whose ends it handles.
+  std::unique_ptr<Reactor> ownReactor_;
+  boost::asio::io_context& io_;
 
   mutable std::mutex mu_;  // guards everything below but the metrics
   std::condition_variable wake_;
@@ -190,7 +198,7 @@ class ExecPool {
   std::deque<std::uint64_t> queue_;
   // Workers sent Shutdown (retired, or the pool's shutdown): SIGTERM now, SIGKILL at the time.
   std::vector<std::pair<std::shared_ptr<WorkerChannel>, SteadyTime>> ending_;
-  std::vector<std::shared_ptr<WorkerChannel>> graveyard_;  // dead; destroyed off their reader
+  std::vector<std::shared_ptr<WorkerChannel>> graveyard_;  // dead; destroyed off the reactor
   std::uint64_t nextWorker_ = 1;
   std::uint64_t nextExecution_ = 1;
   bool shuttingDown_ = false;

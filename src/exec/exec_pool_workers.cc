@@ -25,9 +25,9 @@ ExecPool::Worker& ExecPool::spawnLocked(After& after) {
   argv.push_back("--slot");
   argv.push_back(std::to_string(id));
   const WorkerSpawner& spawn = options_.spawnWorker ? options_.spawnWorker : spawnWorkerProcess;
-  auto proc = spawn(WorkerSpawn{std::move(argv), options_.maxFrameBytes,
-                                [this, id](const wire::Frame& f) { onFrame(id, f); },
-                                [this, id](const std::string& why) { onDeath(id, why); }});
+  auto proc = spawn(WorkerSpawn{
+      std::move(argv), options_.maxFrameBytes, [this, id](const wire::Frame& f) { onFrame(id, f); },
+      [this, id](const std::string& why) { onDeath(id, why); }, -1, &io_});
   if (proc) w->proc = std::shared_ptr<WorkerChannel>(std::move(proc.value()));
   w->life.spawned(clock_.now());
   if (!proc) {
@@ -57,7 +57,7 @@ void ExecPool::countCrashLocked() {
 }
 
 void ExecPool::killLocked(Worker& w, const std::string& reason) {
-  // Its death arrives on its reader thread.
+  // Its death arrives on the reactor.
   if (w.life.kill(clock_.now(), reason) && w.proc) w.proc->kill(SIGKILL);
 }
 
@@ -304,7 +304,7 @@ void ExecPool::superviseOnce() {
     }
   }
   after.run();
-  dead.clear();  // off every reader thread, with no lock held
+  dead.clear();  // off the reactor, with no lock held
 }
 
 void ExecPool::superviseLoop() {

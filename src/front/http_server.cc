@@ -11,6 +11,7 @@
 
 #include "front/http_session.h"
 #include "front/request_id.h"
+#include "ipc/reactor.h"
 #include "obs/log.h"
 #include "util/close_on_exec.h"
 
@@ -50,21 +51,20 @@ bool outOfDescriptors(const beast::error_code& ec) {
 
 }  // namespace
 
-struct HttpServer::Impl {
+struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   FrontContext context;
-  asio::io_context io;
-  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
+  asio::io_context& io;
   tcp::acceptor acceptor{io};
   asio::steady_timer acceptBackoff{io};
   std::chrono::milliseconds backoff{0};
   int spareDescriptor = -1;  // closed to accept-and-shed one client when descriptors run out
   std::chrono::steady_clock::time_point lastAcceptLog;
   std::uint64_t acceptFailuresUnlogged = 0;
-  std::vector<std::thread> threads;
   std::mutex sessionsMutex;  // guards sessions
   std::set<std::weak_ptr<HttpSession>, std::owner_less<std::weak_ptr<HttpSession>>> sessions;
 
-  Impl(HttpServerOptions o, const Router& r, Backend& b) : context(std::move(o), r, b) {}
+  Impl(HttpServerOptions o, const Router& r, Backend& b, asio::io_context& reactor)
+      : context(std::move(o), r, b), io(reactor) {}
   ~Impl() {
     if (spareDescriptor >= 0) ::close(spareDescriptor);
   }
@@ -72,12 +72,12 @@ struct HttpServer::Impl {
   void onAccept(beast::error_code ec, tcp::socket socket);
   void onAcceptFailure(const beast::error_code& ec);
   void acceptLater(std::chrono::milliseconds delay);
-  void runReactor();
 };
 
 void HttpServer::Impl::accept() {
   try {
-    acceptor.async_accept(asio::make_strand(io), [this](beast::error_code ec, tcp::socket socket) {
+    acceptor.async_accept(asio::make_strand(io), [this, self = shared_from_this()](
+                                                     beast::error_code ec, tcp::socket socket) {
       try {
         onAccept(ec, std::move(socket));
       } catch (const std::exception& e) {
@@ -95,7 +95,7 @@ void HttpServer::Impl::accept() {
 void HttpServer::Impl::acceptLater(std::chrono::milliseconds delay) {
   if (context.stopping) return;
   acceptBackoff.expires_after(delay);
-  acceptBackoff.async_wait([this](beast::error_code ec) {
+  acceptBackoff.async_wait([this, self = shared_from_this()](beast::error_code ec) {
     if (!ec && !context.stopping) accept();
   });
 }
@@ -124,7 +124,7 @@ void HttpServer::Impl::onAccept(beast::error_code ec, tcp::socket socket) {
   }
   beast::error_code ignored;
   socket.set_option(tcp::no_delay(true), ignored);
-  auto session = std::make_shared<HttpSession>(std::move(socket), context);
+  auto session = std::make_shared<HttpSession>(std::move(socket), context, shared_from_this());
   {
     std::lock_guard<std::mutex> lock(sessionsMutex);
     for (auto it = sessions.begin(); it != sessions.end();) {
@@ -167,25 +167,17 @@ void HttpServer::Impl::onAcceptFailure(const beast::error_code& ec) {
   acceptLater(backoff);
 }
 
-void HttpServer::Impl::runReactor() {
-  pthread_setname_np(pthread_self(), "isolane-io");
-  // Sessions guard their own handlers; this is the last line: a handler that still throws is
-  // logged and the reactor goes on with the others.
-  for (;;) {
-    try {
-      io.run();
-      return;
-    } catch (const std::exception& e) {
-      logEvent(Level::kError, "unexpected exception on a reactor thread", {{"error", e.what()}});
-    } catch (...) {
-      logEvent(Level::kError, "unexpected exception on a reactor thread", {});
-    }
-    if (auto* m = context.options.metrics) m->internalErrors.inc();
+HttpServer::HttpServer(HttpServerOptions options, const Router& router, Backend& backend) {
+  Reactor* reactor = options.reactor;
+  if (reactor == nullptr) {
+    FrontMetrics* metrics = options.metrics;
+    ownReactor_ = std::make_unique<Reactor>(options.reactorThreads, "isolane-io", [metrics] {
+      if (metrics) metrics->internalErrors.inc();
+    });
+    reactor = ownReactor_.get();
   }
+  impl_ = std::make_shared<Impl>(std::move(options), router, backend, reactor->io());
 }
-
-HttpServer::HttpServer(HttpServerOptions options, const Router& router, Backend& backend)
-    : impl_(std::make_unique<Impl>(std::move(options), router, backend)) {}
 
 HttpServer::~HttpServer() { stop(std::chrono::milliseconds(0)); }
 
@@ -206,10 +198,7 @@ Status HttpServer::start() {
     return Error{"cannot listen on " + where + ": " + ec.message()};
   }
   s.spareDescriptor = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  s.work.emplace(s.io.get_executor());
-  s.accept();
-  std::size_t n = std::max<std::size_t>(1, options.reactorThreads);
-  for (std::size_t i = 0; i < n; ++i) s.threads.emplace_back([&s] { s.runReactor(); });
+  asio::post(s.io, [self = impl_] { self->accept(); });
   return Status::success();
 }
 
@@ -222,10 +211,10 @@ std::uint16_t HttpServer::port() const {
 void HttpServer::stop(std::chrono::milliseconds drain, const std::function<void()>& drained) {
   Impl& s = *impl_;
   if (s.context.stopping.exchange(true)) return;
-  asio::post(s.io, [&s] {
+  asio::post(s.io, [self = impl_] {
     beast::error_code ignored;
-    s.acceptor.close(ignored);
-    s.acceptBackoff.cancel();
+    self->acceptor.close(ignored);
+    self->acceptBackoff.cancel();
   });
   using Clock = std::chrono::steady_clock;
   auto until = Clock::now() + drain;
@@ -257,15 +246,13 @@ void HttpServer::stop(std::chrono::milliseconds drain, const std::function<void(
   for (auto& session : open) session->close();
   open.clear();
   // Let the last answers go out; a client that will not read them does not hold us for long.
-  s.work.reset();
   auto closeBy = std::chrono::steady_clock::now() + std::chrono::seconds(2);
   while ((s.context.connections > 0 || s.context.requestsInFlight > 0) &&
          std::chrono::steady_clock::now() < closeBy) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  s.io.stop();
-  for (auto& t : s.threads) t.join();
-  s.threads.clear();
+  // A shared reactor goes on; the connections still on it keep what they use (impl_) alive.
+  if (ownReactor_) ownReactor_->stop();
 }
 
 }  // namespace isolane

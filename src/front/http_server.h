@@ -26,6 +26,8 @@
 
 namespace isolane {
 
+class Reactor;
+
 // An answer the server gives itself (the admin listener's /metrics, /healthz, /readyz,
 // /dashboard). With `stream`, the body is what comes through that pipe (the dashboard's feed).
 struct InternalReply {
@@ -40,6 +42,9 @@ using InternalHandler = std::function<std::optional<InternalReply>(std::string_v
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
   std::uint16_t port = 8080;  // 0: any free port (tests)
+  // Where connections are served: a reactor shared with the backend (ipc/reactor.h), which must
+  // outlive the server; null: the server makes its own, of reactorThreads threads.
+  Reactor* reactor = nullptr;
   std::size_t reactorThreads = 1;
   std::size_t maxHeaderBytes = std::size_t{16} * 1024;  // over: 431
   std::size_t maxBodyBytes = std::size_t{1024} * 1024;  // over: 413
@@ -74,7 +79,7 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  // Binds and starts the reactor threads. The error says which address could not be bound.
+  // Binds and starts accepting. The error says which address could not be bound.
   Status start();
   // The bound port (useful with port 0).
   std::uint16_t port() const;
@@ -84,13 +89,17 @@ class HttpServer {
   // idle connections close after drainIdle; the drain ends early when no connection is left.
   // Then event streams (text/event-stream) still open get their clean end, `drained` is called
   // (it should make the backend answer whatever still runs; other streams are cut), those
-  // answers are written, every connection is closed and the reactor threads are joined.
+  // answers are written, every connection is closed and, when the server made its reactor, its
+  // threads are joined.
   void stop(std::chrono::milliseconds drain, const std::function<void()>& drained = {});
 
   struct Impl;
 
  private:
-  std::unique_ptr<Impl> impl_;
+  std::unique_ptr<Reactor> ownReactor_;  // when no reactor was given; outlives impl_'s handlers
+  // Shared with the connections and the acceptor's handlers, which may outlive the server on a
+  // reactor it does not own.
+  std::shared_ptr<Impl> impl_;
 };
 
 }  // namespace isolane

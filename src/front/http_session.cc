@@ -36,9 +36,11 @@ boost::asio::ip::address withoutV4Mapping(const boost::asio::ip::address& a) {
 
 }  // namespace
 
-HttpSession::HttpSession(tcp::socket socket, FrontContext& context)
+HttpSession::HttpSession(tcp::socket socket, FrontContext& context,
+                         std::shared_ptr<const void> contextOwner)
     : stream_(std::move(socket)),
       readTimer_(stream_.get_executor()),
+      contextOwner_(std::move(contextOwner)),
       context_(context),
       reader_(RequestLimits{context.options.maxHeaderBytes, context.options.maxBodyBytes}),
       inputCharge_(ByteCharge::take(context.options.clientBuffers, 0)) {
@@ -65,8 +67,8 @@ HttpSession::~HttpSession() {
 
 bool HttpSession::account() {
   // A streamed request body counts until the app has read it (it is then the app's memory).
-  std::size_t input = buffer_.size() + reader_.bodyBytes() +
-                      (bodyOut_ ? bodyOut_->unacknowledgedBytes() : 0);
+  std::size_t input =
+      buffer_.size() + reader_.bodyBytes() + (bodyOut_ ? bodyOut_->unacknowledgedBytes() : 0);
   bool fits = inputCharge_.resize(input);
   std::size_t now = input + answerBytes_;
   auto* m = context_.options.metrics;

@@ -54,7 +54,10 @@ class HttpSession final : public IdleConnection, public std::enable_shared_from_
   // (one stream piece's worth: it would have gone as one piece anyway).
   static constexpr std::size_t kInlineBodyBytes = kStreamPieceBytes;
 
-  HttpSession(boost::asio::ip::tcp::socket socket, FrontContext& context);
+  // `contextOwner` keeps `context` alive for as long as the session is (its handlers may still
+  // be queued on a reactor its server does not own, after the server is gone).
+  HttpSession(boost::asio::ip::tcp::socket socket, FrontContext& context,
+              std::shared_ptr<const void> contextOwner = {});
   ~HttpSession() override;
 
   void start();
@@ -151,6 +154,7 @@ class HttpSession final : public IdleConnection, public std::enable_shared_from_
   bool readTimedOut_ = false;
   std::uint64_t readGeneration_ = 0;  // which read the pending timer completion belongs to
   bool firstRequest_ = true;          // the connection's first request (see readRequest)
+  const std::shared_ptr<const void> contextOwner_;
   FrontContext& context_;
   boost::beast::flat_buffer buffer_;
   RequestReader reader_;

@@ -16,6 +16,8 @@
 
 namespace isolane {
 
+class Reactor;
+
 // The number of cores, clamped to 1-16.
 inline std::size_t defaultPoolSize() {
   std::size_t n = std::thread::hardware_concurrency();
@@ -102,6 +104,10 @@ struct PoolOptions {
   // How a worker is started: null, a process (spawnWorkerProcess); tests give an in-memory one
   // (tests/fake_channel.h).
   WorkerSpawner spawnWorker;
+  // Where the workers' sockets are read (ipc/reactor.h): the server's, shared with the HTTP
+  // front, so an answer goes from the worker to its client on one thread. Null: the pool makes
+  // its own, of one thread. It must outlive the pool.
+  Reactor* reactor = nullptr;
 };
 
 }  // namespace isolane

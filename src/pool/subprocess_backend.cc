@@ -16,6 +16,8 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
     : options_(std::move(options)),
       clock_(clock),
       manualSupervision_(supervision == Supervision::kManual),
+      ownReactor_(options_.reactor ? nullptr : std::make_unique<Reactor>(1, "isolane-wio")),
+      io_(options_.reactor ? options_.reactor->io() : ownReactor_->io()),
       admission_(AdmissionOptions{options_.maxInflight, options_.streamMaxInflight,
                                   options_.maxQueue, options_.queueTimeout, options_.shedDelay}),
       clientBuffers_(options_.clientBuffers

@@ -5,8 +5,8 @@
 // crash budget, and answers the requests of a dead worker at once with WORKER_CRASHED.
 //
 // Thread rule: submit(), stop(), inFlight(), workers() are safe from any thread. Frames and deaths
-// arrive on each worker's reader thread; supervision runs on the supervisor thread (or on the
-// caller of superviseOnce() in tests that drive time themselves).
+// arrive on the pool's reactor (PoolOptions::reactor), a strand per worker; supervision runs on the
+// supervisor thread (or on the caller of superviseOnce() in tests that drive time themselves).
 
 #include <sys/types.h>
 
@@ -17,6 +17,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "ipc/reactor.h"
 #include "obs/metrics.h"
 #include "pool/admission.h"
 #include "pool/backend.h"
@@ -79,13 +80,13 @@ class SubprocessBackend final : public Backend {
 
   // All below run with mu_ held unless named otherwise.
   // Frames to send once mu_ is released: nothing is sent while holding it, so that a worker
-  // whose socket is full can never stall the pool (nor, through it, the readers of every other
-  // worker).
+  // whose socket is full can never stall the pool (nor, through it, the reactor that reads every
+  // other worker and, in `serve`, the HTTP front).
   using Outbox = std::vector<std::pair<std::shared_ptr<WorkerChannel>, std::string>>;
   static void sendAll(Outbox& outbox);
   void spawnLocked(Slot& slot);
   void onFrame(int slot, std::uint64_t generation, const wire::Frame& frame);
-  // A worker said hello (its reader thread; mu_ not held): its apps, with the code caches its
+  // A worker said hello (on the reactor; mu_ not held): its apps, with the code caches its
   // engine made before, and its first heartbeat, which it answers once they are loaded.
   void loadApps(int slot, std::uint64_t generation, const std::string& engineKey);
   // What a worker's AppLoaded says of the code cache (mu_ not held).
@@ -148,13 +149,17 @@ class SubprocessBackend final : public Backend {
   const PoolOptions options_;
   const Clock& clock_;
   const bool manualSupervision_;
+  // The workers' sockets are read on options_.reactor, or on this one when none was given.
+  // Declared before the slots: it outlives their processes, whose ends it handles.
+  std::unique_ptr<Reactor> ownReactor_;
+  boost::asio::io_context& io_;
   std::vector<AppSpec> apps_;
 
   mutable std::mutex mu_;  // guards slots_, pending_, graveyard_, stopping_
   std::condition_variable wake_;
   std::vector<std::unique_ptr<Slot>> slots_;
   std::unordered_map<std::uint64_t, Pending> pending_;
-  std::vector<std::shared_ptr<WorkerChannel>> graveyard_;  // dead; destroyed off their reader
+  std::vector<std::shared_ptr<WorkerChannel>> graveyard_;  // dead; destroyed off the reactor
   bool stopping_ = false;
   bool started_ = false;
 

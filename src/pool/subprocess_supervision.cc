@@ -11,7 +11,7 @@
 namespace isolane {
 
 void SubprocessBackend::sendAll(Outbox& outbox) {
-  // A failed send means the worker is dying; its death is handled by its reader.
+  // A failed send means the worker is dying; its death is handled on the reactor.
   for (auto& [proc, frame] : outbox) (void)proc->send(frame);
   outbox.clear();
 }
@@ -37,7 +37,7 @@ void SubprocessBackend::spawnLocked(Slot& slot) {
       std::move(argv), options_.maxFrameBytes,
       [this, index, generation](const wire::Frame& f) { onFrame(index, generation, f); },
       [this, index, generation](const std::string& why) { onDeath(index, generation, why); },
-      page ? page.value()->fd() : -1});
+      page ? page.value()->fd() : -1, &io_});
   if (page) page.value()->closeFd();  // the child has its copy
   slot.status = page ? std::move(page.value()) : nullptr;
   if (!proc) {
@@ -48,7 +48,7 @@ void SubprocessBackend::spawnLocked(Slot& slot) {
     wake_.notify_all();
     return;
   }
-  // Never destroy a process under mu_ (its reader thread may be waiting for mu_).
+  // Never destroy a process under mu_ (its handler on the reactor may be waiting for mu_).
   if (slot.proc) graveyard_.push_back(std::move(slot.proc));
   slot.proc = std::shared_ptr<WorkerChannel>(std::move(proc.value()));
   slot.appsLoaded = 0;
@@ -353,7 +353,7 @@ void SubprocessBackend::superviseOnce() {
     expired = admission_.expire(now);
   }
   sendAll(outbox);
-  dead.clear();  // joins reader threads: never under mu_
+  dead.clear();  // waits for their ends on the reactor: never under mu_
   for (WaitingRequest& q : expired) {
     rejected_.with({"queue-timeout"}).inc();
     q.done(admission_.queueTimeout());

@@ -18,6 +18,10 @@
 #include "ipc/frame_codec.h"
 #include "util/result.h"
 
+namespace boost::asio {
+class io_context;
+}
+
 namespace isolane {
 
 class WorkerChannel {
@@ -41,6 +45,8 @@ struct WorkerSpawn {
   std::function<void(const wire::Frame& frame)> onFrame;
   std::function<void(const std::string& reason)> onDeath;
   int statusFd = -1;  // a status page for it (ipc/status_page.h), or -1
+  // Where its frames, output and exit are waited for: the pool's reactor (ipc/reactor.h).
+  boost::asio::io_context* io = nullptr;
 };
 // Called with the pool's lock held: it must not run the callbacks before it returns.
 using WorkerSpawner = std::function<Result<std::unique_ptr<WorkerChannel>>(WorkerSpawn spawn)>;

@@ -1,15 +1,24 @@
 #include "pool/worker_process.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
+#include <thread>
 
 #include "obs/log.h"
 #include "pool/worker_output.h"
@@ -19,7 +28,10 @@ extern char** environ;
 
 namespace isolane {
 
-Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(const std::vector<std::string>& argv,
+namespace asio = boost::asio;
+
+Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(asio::io_context& io,
+                                                            const std::vector<std::string>& argv,
                                                             std::size_t maxFrameBytes,
                                                             FrameHandler onFrame,
                                                             DeathHandler onDeath, int statusFd) {
@@ -92,62 +104,246 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(const std::vector<st
     close(output[0]);
     return Error{"cannot start worker " + argv[0] + ": " + std::strerror(rc)};
   }
-  return std::unique_ptr<WorkerProcess>(new WorkerProcess(pid, fds[0], output[0], maxFrameBytes,
-                                                          std::move(onFrame), std::move(onDeath)));
+  // Readable once it has exited: its end is awaited on the reactor, like its frames. (It cannot
+  // have been reaped yet, so the pid is still its own.)
+  int pidFd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  auto link = std::make_shared<Link>(io, pid, fds[0], output[0], pidFd, maxFrameBytes,
+                                     std::move(onFrame), std::move(onDeath));
+  return std::unique_ptr<WorkerProcess>(new WorkerProcess(std::move(link)));
 }
 
-WorkerProcess::WorkerProcess(pid_t pid, int fd, int outputFd, std::size_t maxFrameBytes,
-                             FrameHandler onFrame, DeathHandler onDeath)
-    : pid_(pid),
-      fd_(fd),
-      outputFd_(outputFd),
-      maxFrameBytes_(maxFrameBytes),
-      onFrame_(std::move(onFrame)),
-      onDeath_(std::move(onDeath)) {
-  out_ = std::make_unique<FrameOutbox>(fd_, [this](const std::string& why) {
+// What the reactor's handlers share with the WorkerProcess: the worker's sockets, its reader
+// state and the callbacks. Every handler runs on `strand`; it lives until the last of them has
+// run, so a handler never reaches a WorkerProcess that is gone.
+struct WorkerProcess::Link : std::enable_shared_from_this<Link> {
+  Link(asio::io_context& context, pid_t child, int socketFd, int outputFd, int pidFd,
+       std::size_t maxFrameBytes, FrameHandler frameHandler, DeathHandler deathHandler)
+      : io(context),
+        strand(asio::make_strand(context)),
+        pid(child),
+        fd(socketFd),
+        socket(strand),
+        output(strand),
+        exited(strand),
+        frames(maxFrameBytes),
+        lines(child),
+        onFrame(std::move(frameHandler)),
+        onDeath(std::move(deathHandler)),
+        frameBuffer(std::size_t{64} * 1024, '\0'),
+        outputBuffer(std::size_t{16} * 1024, '\0') {
+    socket.assign(asio::local::stream_protocol(), socketFd);
+    output.assign(outputFd);
+    if (pidFd >= 0) exited.assign(pidFd);
+  }
+
+  void start() {
+    asio::post(strand, [self = shared_from_this()] {
+      self->readFrames();
+      self->readOutput();
+    });
+  }
+
+  // Frames, as they come; one read of up to 64 KiB per turn of the reactor, so one chatty
+  // worker never keeps the others (or the HTTP front) waiting.
+  void readFrames() {
+    socket.async_read_some(
+        asio::buffer(frameBuffer),
+        [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
+          if (ec) return self->socketEnded("");
+          self->frames.append(self->frameBuffer.data(), n);
+          const wire::Frame* frame = nullptr;
+          std::string error;
+          FrameReader::Next next;
+          try {
+            while ((next = self->frames.next(&frame, &error)) == FrameReader::Next::kFrame) {
+              if (!self->silenced) self->onFrame(*frame);
+            }
+          } catch (const std::exception& e) {
+            // Handling what this worker sent failed in a way nothing checked for (out of
+            // memory, a bug): the worker goes, as on a protocol error, and the master stays.
+            next = FrameReader::Next::kError;
+            error = std::string("unexpected failure handling its frame: ") + e.what();
+          }
+          if (next == FrameReader::Next::kError)
+            return self->socketEnded("protocol error: " + error);
+          self->readFrames();
+        });
+  }
+
+  // Its output, logged as it comes (its last lines before it died too).
+  void readOutput() {
+    output.async_read_some(
+        asio::buffer(outputBuffer),
+        [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
+          if (!self->outputOpen) return;
+          if (ec) {
+            self->lines.finish();
+            self->outputOpen = false;
+            return;
+          }
+          self->lines.feed(self->outputBuffer.data(), n);
+          self->readOutput();
+        });
+  }
+
+  // The child can no longer talk to us: make sure it is gone, then reap it once it has exited.
+  void socketEnded(std::string why) {
+    reason = std::move(why);
+    kill(SIGKILL);
+    if (exited.is_open()) {
+      exited.async_wait(
+          asio::posix::stream_descriptor::wait_read,
+          [self = shared_from_this()](const boost::system::error_code&) { self->onExited(); });
+      return;
+    }
+    // No pidfd (a kernel before 5.3): a thread of its own waits for the exit, without reaping.
+    std::thread([self = shared_from_this()] {
+      siginfo_t info{};
+      while (waitid(P_PID, static_cast<id_t>(self->pid), &info, WEXITED | WNOWAIT) < 0 &&
+             errno == EINTR) {
+      }
+      asio::post(self->strand, [self] { self->onExited(); });
+    }).detach();
+  }
+
+  void onExited() {
+    std::string exit = reap();
+    // What it wrote last (a fatal error's message) is logged before its death is.
+    if (outputOpen) {
+      outputOpen = false;
+      boost::system::error_code ec;
+      output.non_blocking(true, ec);
+      std::size_t got;
+      while (!ec && (got = output.read_some(asio::buffer(outputBuffer), ec)) > 0) {
+        lines.feed(outputBuffer.data(), got);
+      }
+      lines.finish();
+      output.close(ec);
+    }
+    boost::system::error_code ignored;
+    exited.close(ignored);
+    if (!silenced) {
+      try {
+        onDeath(reason.empty() ? exit : reason + " (worker " + exit + ")");
+      } catch (const std::exception& e) {
+        logEvent(Level::kError, "unexpected failure handling a worker's death",
+                 {{"pid", static_cast<std::int64_t>(pid)}, {"error", e.what()}});
+      }
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      finished = true;
+    }
+    changed.notify_all();
+  }
+
+  std::string reap() {
+    int status = 0;
+    pid_t r;
+    {
+      // Under the lock: kill() must never signal this pid once it is reaped (it may be reused).
+      std::lock_guard<std::mutex> lock(mutex);
+      do {
+        r = waitpid(pid, &status, 0);
+      } while (r < 0 && errno == EINTR);
+      reaped = true;
+    }
+    changed.notify_all();
+    if (r != pid) return "exited (status unknown)";
+    if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+    if (WIFSIGNALED(status)) {
+      int sig = WTERMSIG(status);
+      const char* name = sigabbrev_np(sig);
+      return std::string("killed by signal ") +
+             (name ? std::string("SIG") + name : std::to_string(sig));
+    }
+    return "exited";
+  }
+
+  void kill(int signal) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!reaped) ::kill(pid, signal);
+  }
+
+  // True on the reactor's thread, where nothing may wait for the reactor's own handlers.
+  bool cannotWait() const { return io.stopped() || io.get_executor().running_in_this_thread(); }
+
+  asio::io_context& io;
+  asio::strand<asio::io_context::executor_type> strand;
+  const pid_t pid;
+  // The socket's descriptor: closed with `socket`, when the last handler is done, after the
+  // outbox that writes to it is gone (never a descriptor number reused under the outbox).
+  const int fd;
+  asio::local::stream_protocol::socket socket;
+  asio::posix::stream_descriptor output;  // the read end of its stdout and stderr
+  asio::posix::stream_descriptor exited;  // its pidfd: readable once it has exited
+  FrameReader frames;
+  WorkerOutput lines;
+  const FrameHandler onFrame;
+  const DeathHandler onDeath;
+  std::string frameBuffer;
+  std::string outputBuffer;
+  bool outputOpen = true;
+  std::string reason;  // why the master stopped listening, when it was the master's choice
+
+  std::mutex mutex;                 // guards `reaped` against kill(), and `finished`
+  std::condition_variable changed;  // reaped or finished
+  std::atomic<bool> reaped{false};
+  bool finished = false;              // the death was handled: no callback will run again
+  std::atomic<bool> silenced{false};  // set by the destructor: no callback then
+};
+
+WorkerProcess::WorkerProcess(std::shared_ptr<Link> link) : link_(std::move(link)) {
+  Link* l = link_.get();
+  out_ = std::make_unique<FrameOutbox>(l->fd, [l](const std::string& why) {
     logEvent(Level::kError, "cannot write to a worker; killing it",
-             {{"pid", static_cast<std::int64_t>(pid_)}, {"reason", why}});
-    kill(SIGKILL);  // its death (seen by the reader) answers for its requests
+             {{"pid", static_cast<std::int64_t>(l->pid)}, {"reason", why}});
+    l->kill(SIGKILL);  // its death (seen on the reactor) answers for its requests
   });
-  reader_ = std::thread([this] {
-    pthread_setname_np(pthread_self(), "isolane-wread");
-    readLoop();
-  });
+  link_->start();
 }
 
 WorkerProcess::~WorkerProcess() {
-  silenced_ = true;
-  kill(SIGKILL);
-  ::shutdown(fd_, SHUT_RDWR);  // wakes the reader, which reaps
-  if (reader_.joinable()) reader_.join();
-  out_.reset();  // after shutdown: what it still holds fails at once
-  close(fd_);
-  close(outputFd_);
+  link_->silenced = true;
+  link_->kill(SIGKILL);
+  ::shutdown(link_->fd, SHUT_RDWR);  // the read ends: the child is awaited and reaped
+  out_.reset();                      // after shutdown: what it still holds fails at once
+  std::unique_lock<std::mutex> lock(link_->mutex);
+  // Until the reactor has handled its end, a callback may still be running. On the reactor's
+  // own thread (or once it stopped) the callbacks are silenced instead: the link ends alone.
+  while (!link_->finished && !link_->cannotWait()) {
+    link_->changed.wait_for(lock, std::chrono::seconds(1));
+  }
 }
 
+pid_t WorkerProcess::pid() const { return link_->pid; }
+
+bool WorkerProcess::alive() const { return !link_->reaped.load(); }
+
 Status WorkerProcess::send(const std::string& frame) {
-  if (reaped_) return Error{"the worker is gone"};
+  if (link_->reaped) return Error{"the worker is gone"};
   out_->sendBytes(frame);
   return Status::success();
 }
 
-void WorkerProcess::kill(int signal) {
-  std::lock_guard<std::mutex> lock(reapMutex_);
-  if (!reaped_) ::kill(pid_, signal);
-}
+void WorkerProcess::kill(int signal) { link_->kill(signal); }
 
 bool WorkerProcess::waitExit(std::chrono::steady_clock::time_point deadline) {
-  std::unique_lock<std::mutex> lock(reapMutex_);
+  std::unique_lock<std::mutex> lock(link_->mutex);
+  if (link_->cannotWait()) return link_->reaped.load();
+  auto reaped = [this] { return link_->reaped.load(); };
   if (deadline == std::chrono::steady_clock::time_point::max()) {  // (no overflow in a timespec)
-    reapedCv_.wait(lock, [this] { return reaped_.load(); });
+    link_->changed.wait(lock, reaped);
     return true;
   }
-  return reapedCv_.wait_until(lock, deadline, [this] { return reaped_.load(); });
+  return link_->changed.wait_until(lock, deadline, reaped);
 }
 
 Result<std::unique_ptr<WorkerChannel>> spawnWorkerProcess(WorkerSpawn spawn) {
-  auto proc = WorkerProcess::spawn(spawn.argv, spawn.maxFrameBytes, std::move(spawn.onFrame),
-                                   std::move(spawn.onDeath), spawn.statusFd);
+  if (spawn.io == nullptr) return Error{"no reactor to run the worker's socket on"};
+  auto proc =
+      WorkerProcess::spawn(*spawn.io, spawn.argv, spawn.maxFrameBytes, std::move(spawn.onFrame),
+                           std::move(spawn.onDeath), spawn.statusFd);
   if (!proc) return Error{proc.error()};
   return std::unique_ptr<WorkerChannel>(std::move(proc.value()));
 }
@@ -157,106 +353,8 @@ void endWorkers(const std::vector<std::shared_ptr<WorkerChannel>>& procs,
   for (const auto& p : procs) {
     if (!p->waitExit(deadline)) p->kill(SIGKILL);
   }
-  // SIGKILL cannot be ignored: each is reaped by its reader once the kernel has ended it.
+  // SIGKILL cannot be ignored: each is reaped on the reactor once the kernel has ended it.
   for (const auto& p : procs) p->waitExit(std::chrono::steady_clock::time_point::max());
-}
-
-std::string WorkerProcess::reap() {
-  // Wait for the exit without reaping first: until reaped_ is set under the lock, kill() may
-  // still signal this pid, which must not have been reused by then.
-  siginfo_t info{};
-  while (waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
-  }
-  int status = 0;
-  pid_t r;
-  {
-    std::lock_guard<std::mutex> lock(reapMutex_);
-    do {
-      r = waitpid(pid_, &status, 0);
-    } while (r < 0 && errno == EINTR);
-    reaped_ = true;
-  }
-  reapedCv_.notify_all();
-  if (r != pid_) return "exited (status unknown)";
-  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) {
-    int sig = WTERMSIG(status);
-    const char* name = sigabbrev_np(sig);
-    return std::string("killed by signal ") +
-           (name ? std::string("SIG") + name : std::to_string(sig));
-  }
-  return "exited";
-}
-
-void WorkerProcess::readLoop() {
-  FrameReader reader(maxFrameBytes_);
-  WorkerOutput output(pid_);
-  std::string buffer(std::size_t{64} * 1024, '\0');
-  std::string reason;
-  bool outputOpen = true;
-  bool socketOpen = true;
-  while (socketOpen) {
-    // Its output, when some is waiting: logged as it comes (its last lines before it died too).
-    pollfd fds[2] = {{fd_, POLLIN, 0}, {outputOpen ? outputFd_ : -1, POLLIN, 0}};
-    if (::poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    if (fds[1].revents != 0) {
-      ssize_t got = ::read(outputFd_, buffer.data(), buffer.size());
-      if (got > 0) {
-        output.feed(buffer.data(), static_cast<std::size_t>(got));
-      } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
-        output.finish();
-        outputOpen = false;
-      }
-    }
-    if (fds[0].revents == 0) continue;
-    // Frames, for as long as they come without a wait (up to 32 reads, then its output gets a
-    // look again): under load one poll serves many reads.
-    for (int reads = 0; reads < 32; ++reads) {
-      ssize_t n = ::recv(fd_, buffer.data(), buffer.size(), MSG_DONTWAIT);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-      if (n <= 0) {
-        socketOpen = false;
-        break;
-      }
-      reader.append(buffer.data(), static_cast<std::size_t>(n));
-      const wire::Frame* frame = nullptr;
-      std::string error;
-      FrameReader::Next next;
-      try {
-        while ((next = reader.next(&frame, &error)) == FrameReader::Next::kFrame) {
-          onFrame_(*frame);
-        }
-      } catch (const std::exception& e) {
-        // Handling what this worker sent failed in a way nothing checked for (out of memory, a
-        // bug): the worker goes, as on a protocol error, and the master stays.
-        next = FrameReader::Next::kError;
-        error = std::string("unexpected failure handling its frame: ") + e.what();
-      }
-      if (next == FrameReader::Next::kError) {
-        reason = "protocol error: " + error;
-        socketOpen = false;
-        break;
-      }
-    }
-  }
-  // The child can no longer talk to us: make sure it is gone, then reap it. What it wrote last
-  // (a fatal error's message) is logged before its death is.
-  kill(SIGKILL);
-  std::string exit = reap();
-  if (outputOpen) {
-    int flags = fcntl(outputFd_, F_GETFL);
-    fcntl(outputFd_, F_SETFL, flags | O_NONBLOCK);
-    ssize_t got;
-    while ((got = ::read(outputFd_, buffer.data(), buffer.size())) > 0) {
-      output.feed(buffer.data(), static_cast<std::size_t>(got));
-    }
-    output.finish();
-  }
-  if (!silenced_) onDeath_(reason.empty() ? exit : reason + " (worker " + exit + ")");
 }
 
 }  // namespace isolane

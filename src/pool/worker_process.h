@@ -1,29 +1,31 @@
 #pragma once
 // WorkerProcess: one child process of the pool and the master's end of its socketpair. It spawns
-// the child, reads its frames on a reader thread (verified, never trusted) and, on the same
-// thread, its output (logged by pool/worker_output.h), writes frames to it without ever blocking
-// the sender (a FrameOutbox), and reaps it: no zombies and no leaked descriptors, whatever the
-// order of deaths.
+// the child; reads its frames (verified, never trusted) and its output (logged by
+// pool/worker_output.h) on a reactor (ipc/reactor.h), the one the HTTP front runs on in `serve`,
+// so that no thread of its own wakes for a frame; writes frames to it without ever blocking the
+// sender (a FrameOutbox); and reaps it when its pidfd says it has exited: no zombies and no
+// leaked descriptors, whatever the order of deaths.
 //
 // Thread rule: send(), kill() and pid() are safe from any thread. The frame and death callbacks
-// run on the reader thread. The destructor must not run on the reader thread.
+// run on the reactor, one at a time (a strand of the worker's). The destructor, from any thread
+// but the reactor's, returns once no callback runs or will; on the reactor's, it silences them.
 
 #include <sys/types.h>
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "ipc/frame_codec.h"
 #include "ipc/frame_outbox.h"
 #include "pool/worker_channel.h"
 #include "util/result.h"
+
+namespace boost::asio {
+class io_context;
+}
 
 namespace isolane {
 
@@ -35,8 +37,10 @@ class WorkerProcess final : public WorkerChannel {
   using DeathHandler = std::function<void(const std::string& reason)>;
 
   // `argv[0]` is the executable; the child gets its end of the socketpair as descriptor 3, and
-  // `statusFd` (a status page, ipc/status_page.h), when there is one, as descriptor 4.
-  static Result<std::unique_ptr<WorkerProcess>> spawn(const std::vector<std::string>& argv,
+  // `statusFd` (a status page, ipc/status_page.h), when there is one, as descriptor 4. Its
+  // frames, output and exit are waited for on `io`.
+  static Result<std::unique_ptr<WorkerProcess>> spawn(boost::asio::io_context& io,
+                                                      const std::vector<std::string>& argv,
                                                       std::size_t maxFrameBytes,
                                                       FrameHandler onFrame, DeathHandler onDeath,
                                                       int statusFd = -1);
@@ -49,30 +53,19 @@ class WorkerProcess final : public WorkerChannel {
   Status send(const std::string& frame) override;
   // Safe from any thread. Signals the child unless it has been reaped.
   void kill(int signal) override;
-  pid_t pid() const override { return pid_; }
-  bool alive() const override { return !reaped_.load(); }
+  pid_t pid() const override;
+  bool alive() const override;
   // Waits until the child has been reaped or `deadline` passes (woken by the reaping, not
-  // polled); true when it has been. Not from the reader thread (the death callback).
+  // polled); true when it has been. On the reactor's thread it cannot wait (the reaping runs
+  // there): it says whether the child has been reaped.
   bool waitExit(std::chrono::steady_clock::time_point deadline) override;
 
  private:
-  WorkerProcess(pid_t pid, int fd, int outputFd, std::size_t maxFrameBytes, FrameHandler onFrame,
-                DeathHandler onDeath);
-  void readLoop();
-  std::string reap();
+  struct Link;  // what the reactor's handlers share with this object (worker_process.cc)
+  explicit WorkerProcess(std::shared_ptr<Link> link);
 
-  const pid_t pid_;
-  const int fd_;
-  const int outputFd_;  // the read end of its stdout and stderr (pool/worker_output.h)
-  const std::size_t maxFrameBytes_;
-  FrameHandler onFrame_;
-  DeathHandler onDeath_;
+  std::shared_ptr<Link> link_;
   std::unique_ptr<FrameOutbox> out_;
-  std::mutex reapMutex_;              // kill() never signals a reaped (possibly reused) pid
-  std::condition_variable reapedCv_;  // waitExit() waits on it, under reapMutex_
-  std::atomic<bool> reaped_{false};
-  std::atomic<bool> silenced_{false};  // set by the destructor: no death callback then
-  std::thread reader_;
 };
 
 }  // namespace isolane

@@ -12,11 +12,12 @@
 
 namespace isolane {
 
-std::unique_ptr<Backend> makeSubprocessBackend(const ServerConfig& config,
-                                               MetricsRegistry& metrics,
-                                               std::shared_ptr<ByteBudget> clientBuffers) {
+std::unique_ptr<Backend> makeSubprocessBackend(const ServerConfig& config, MetricsRegistry& metrics,
+                                               std::shared_ptr<ByteBudget> clientBuffers,
+                                               Reactor* reactor) {
   PoolOptions pool = config.pool;
   pool.clientBuffers = clientBuffers;
+  pool.reactor = reactor;
   for (const AppConfig& app : config.apps) {
     if (app.ownProcess) pool.ownApps.emplace_back(app.name, app.ownWorkers);
   }
@@ -114,9 +115,18 @@ Server::Server(ServerConfig config)
     : config_(std::move(config)),
       clientBuffers_(std::make_shared<ByteBudget>(config_.clientBufferMb << 20)) {}
 
-Server::~Server() { stop(); }
+Server::~Server() {
+  stop();
+  // The connections' handlers still queued on the reactor go with it, before the backend and
+  // the router they were handed.
+  adminHttp_.reset();
+  http_.reset();
+  reactor_.reset();
+}
 
 Status Server::start() {
+  reactor_ = std::make_unique<Reactor>(config_.reactorThreads, "isolane-io",
+                                       [this] { frontMetrics_.internalErrors.inc(); });
   if (config_.backend == "inprocess") {
     backend_ = makeInProcessBackend(config_, console_, &metrics_);
     if (!backend_) {
@@ -125,7 +135,7 @@ Status Server::start() {
           "starts it there for `serve` with backend = \"inprocess\")"};
     }
   } else {
-    backend_ = makeSubprocessBackend(config_, metrics_, clientBuffers_);
+    backend_ = makeSubprocessBackend(config_, metrics_, clientBuffers_, reactor_.get());
   }
   std::vector<Mount> mounts;
   for (const AppConfig& app : config_.apps) {
@@ -137,7 +147,7 @@ Status Server::start() {
   HttpServerOptions http;
   http.host = config_.listenHost;
   http.port = config_.listenPort;
-  http.reactorThreads = config_.reactorThreads;
+  http.reactor = reactor_.get();
   http.maxBodyBytes = config_.maxBodyBytes;
   http.maxHeaderBytes = config_.maxHeaderBytes;
   http.clientBuffers = clientBuffers_;
@@ -158,6 +168,7 @@ Status Server::start() {
     HttpServerOptions admin;
     admin.host = config_.adminHost;
     admin.port = config_.adminPort;
+    admin.reactor = reactor_.get();
     ServerDashboardView view;
     view.pool = dynamic_cast<const SubprocessBackend*>(backend_.get());
     for (const AppConfig& app : config_.apps) view.apps.push_back(app.name);
@@ -196,6 +207,9 @@ void Server::stop() {
   if (adminHttp_) adminHttp_->stop(std::chrono::milliseconds(0));
   if (adminRoutes_) adminRoutes_->stop();
   if (backend_) backend_->stop();
+  // Last: the backend's workers are reaped on it. What is still queued there (closed
+  // connections) is let go of with it, when the server is destroyed.
+  if (reactor_) reactor_->stop();
 }
 
 }  // namespace isolane

@@ -11,6 +11,7 @@
 
 #include "front/http_server.h"
 #include "front/router.h"
+#include "ipc/reactor.h"
 #include "obs/console_log.h"
 #include "pool/backend.h"
 #include "server/admin_routes.h"
@@ -54,6 +55,10 @@ class Server {
   ConsoleLog console_;
   MetricsRegistry metrics_;  // before everything that registers in it
   FrontMetrics frontMetrics_{metrics_};
+  // The HTTP front's connections and the workers' sockets, on the same threads (config
+  // reactor_threads): a worker's answer is written to its client by the thread that read it.
+  // Before the backend and the listeners, which it outlives.
+  std::unique_ptr<Reactor> reactor_;
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<Router> router_;
   std::unique_ptr<HttpServer> http_;
@@ -70,9 +75,10 @@ class Server {
 std::unique_ptr<Backend> makeInProcessBackend(const ServerConfig& config, LogSink& log,
                                               MetricsRegistry* metrics = nullptr);
 // `clientBuffers`: the budget of bytes held for clients it shares with a front (null: its own).
-std::unique_ptr<Backend> makeSubprocessBackend(const ServerConfig& config,
-                                               MetricsRegistry& metrics,
-                                               std::shared_ptr<ByteBudget> clientBuffers = {});
+// `reactor`: where the workers' sockets are read, shared with a front (null: its own).
+std::unique_ptr<Backend> makeSubprocessBackend(const ServerConfig& config, MetricsRegistry& metrics,
+                                               std::shared_ptr<ByteBudget> clientBuffers = {},
+                                               Reactor* reactor = nullptr);
 // What the backend is told of each configured app.
 std::vector<AppSpec> appSpecs(const ServerConfig& config);
 
