@@ -72,7 +72,18 @@ class ExecutorTest : public ::testing::Test {
     return future.get();
   }
 
+  // Submits a GET whose future says in which place it was answered (0: first).
+  std::future<int> submitCounted(const std::string& app, const std::string& url) {
+    auto promise = std::make_shared<std::promise<int>>();
+    auto place = promise->get_future();
+    RequestJob job{AppRequest{app, "r", "GET", url, {}, ""},
+                   [promise, this](AppResponse) { promise->set_value(answered_++); }};
+    EXPECT_TRUE(executor_->submit(job));
+    return place;
+  }
+
   RecordingLog log_;
+  std::atomic<int> answered_{0};
   std::unique_ptr<Executor> executor_;
 };
 
@@ -425,14 +436,9 @@ TEST_F(ExecutorTest, TimersRunInOrder) {
 TEST_F(ExecutorTest, AppsTakeTurnsInTheQueueSoABurstOfLongTurnsDoesNotGoFirst) {
   ASSERT_TRUE(load("spin", "spin.js"));
   ASSERT_TRUE(load("hello", "hello.js"));
-  std::atomic<int> answered{0};
   std::vector<std::future<int>> order;
   auto submit = [&](const std::string& app, const std::string& url) {
-    auto promise = std::make_shared<std::promise<int>>();
-    order.push_back(promise->get_future());
-    RequestJob job{AppRequest{app, "r", "GET", url, {}, ""},
-                   [promise, &answered](AppResponse) { promise->set_value(answered++); }};
-    ASSERT_TRUE(executor_->submit(job));
+    order.push_back(submitCounted(app, url));
   };
   for (int i = 0; i < 4; ++i) submit("spin", "http://x/?ms=100");
   submit("hello", "http://x/");
@@ -447,14 +453,9 @@ TEST_F(ExecutorTest, AppsTakeTurnsInTheQueueSoABurstOfLongTurnsDoesNotGoFirst) {
 TEST_F(ExecutorTest, ARequestArrivingDuringAPassStartsBeforeTheRestOfAnotherAppsBurst) {
   ASSERT_TRUE(load("spin", "spin.js"));
   ASSERT_TRUE(load("hello", "hello.js"));
-  std::atomic<int> answered{0};
   std::vector<std::future<int>> order;
   auto submit = [&](const std::string& app, const std::string& url) {
-    auto promise = std::make_shared<std::promise<int>>();
-    order.push_back(promise->get_future());
-    RequestJob job{AppRequest{app, "r", "GET", url, {}, ""},
-                   [promise, &answered](AppResponse) { promise->set_value(answered++); }};
-    ASSERT_TRUE(executor_->submit(job));
+    order.push_back(submitCounted(app, url));
   };
   auto spinning = [&](std::size_t turns) {
     for (int i = 0; i < 2000; ++i) {
