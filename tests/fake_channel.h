@@ -153,7 +153,7 @@ class FakeEnd {
 class FakeChannel final : public WorkerChannel {
  public:
   explicit FakeChannel(std::shared_ptr<FakeEnd> end) : end_(std::move(end)) {}
-  Status send(const std::string& frame) override { return end_->received(frame); }
+  Status send(std::string frame) override { return end_->received(frame); }
   void kill(int signal) override { end_->signal(signal); }
   pid_t pid() const override { return end_->pid(); }
   bool alive() const override { return end_->alive(); }

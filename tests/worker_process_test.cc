@@ -31,16 +31,20 @@ struct Seen {
   std::atomic<bool> deathOnTheReactor{false};
 };
 
+bool onTheReactor(Reactor& reactor) {
+  return reactor.io().get_executor().running_in_this_thread();
+}
+
 Result<std::unique_ptr<WorkerProcess>> spawnOn(Reactor& reactor, std::vector<std::string> argv,
                                                Seen& seen) {
   return WorkerProcess::spawn(
       reactor.io(), argv, kDefaultMaxFrameBytes,
       [&](const wire::Frame&) {
         ++seen.frames;
-        if (!reactor.inThisThread()) seen.framesOffTheReactor = true;
+        if (!onTheReactor(reactor)) seen.framesOffTheReactor = true;
       },
       [&](const std::string& why) {
-        seen.deathOnTheReactor = reactor.inThisThread();
+        seen.deathOnTheReactor = onTheReactor(reactor);
         seen.death.set_value(why);
       });
 }

@@ -45,7 +45,8 @@ void ExecPool::emitLocked(Level level, std::string_view name,
 }
 
 void ExecPool::After::run() {
-  for (auto& [proc, frame] : frames) std::ignore = proc->send(frame);
+  for (auto& [proc, frame] : frames) std::ignore = proc->send(std::move(frame));
+  frames.clear();
   for (auto& call : calls) {
     // A caller's callback (done, a dispatcher) that throws must not end the pool's thread.
     try {
@@ -89,8 +90,7 @@ ExecPool::ExecPool(ExecPoolOptions options, MetricsRegistry& metrics, const Cloc
     : options_(std::move(options)),
       clock_(clock),
       manual_(supervision == Supervision::kManual),
-      ownReactor_(options_.reactor ? nullptr : std::make_unique<Reactor>(1, "isolane-xio")),
-      io_(options_.reactor ? options_.reactor->io() : ownReactor_->io()),
+      reactor_(options_.reactor, 1, "isolane-xio"),
       executionsTotal_(metrics.counter("isolane_executions_total",
                                        "Code-mode executions by outcome (ok or an error code).",
                                        {"outcome"})),

@@ -188,8 +188,7 @@ class ExecPool {
   const bool manual_;
   // The workers' sockets are read on options_.reactor, or on this one when none was given.
   // Declared before the workers: it outlives their processes, whose ends it handles.
-  std::unique_ptr<Reactor> ownReactor_;
-  boost::asio::io_context& io_;
+  ReactorRef reactor_;
 
   mutable std::mutex mu_;  // guards everything below but the metrics
   std::condition_variable wake_;

@@ -27,7 +27,7 @@ ExecPool::Worker& ExecPool::spawnLocked(After& after) {
   const WorkerSpawner& spawn = options_.spawnWorker ? options_.spawnWorker : spawnWorkerProcess;
   auto proc = spawn(WorkerSpawn{
       std::move(argv), options_.maxFrameBytes, [this, id](const wire::Frame& f) { onFrame(id, f); },
-      [this, id](const std::string& why) { onDeath(id, why); }, -1, &io_});
+      [this, id](const std::string& why) { onDeath(id, why); }, -1, &reactor_.io()});
   if (proc) w->proc = std::shared_ptr<WorkerChannel>(std::move(proc.value()));
   w->life.spawned(clock_.now());
   if (!proc) {

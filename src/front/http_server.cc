@@ -167,16 +167,12 @@ void HttpServer::Impl::onAcceptFailure(const beast::error_code& ec) {
   acceptLater(backoff);
 }
 
-HttpServer::HttpServer(HttpServerOptions options, const Router& router, Backend& backend) {
-  Reactor* reactor = options.reactor;
-  if (reactor == nullptr) {
-    FrontMetrics* metrics = options.metrics;
-    ownReactor_ = std::make_unique<Reactor>(options.reactorThreads, "isolane-io", [metrics] {
-      if (metrics) metrics->internalErrors.inc();
-    });
-    reactor = ownReactor_.get();
-  }
-  impl_ = std::make_shared<Impl>(std::move(options), router, backend, reactor->io());
+HttpServer::HttpServer(HttpServerOptions options, const Router& router, Backend& backend)
+    : reactor_(options.reactor, options.reactorThreads, "isolane-io",
+               [metrics = options.metrics] {
+                 if (metrics) metrics->internalErrors.inc();
+               }) {
+  impl_ = std::make_shared<Impl>(std::move(options), router, backend, reactor_.io());
 }
 
 HttpServer::~HttpServer() { stop(std::chrono::milliseconds(0)); }
@@ -252,7 +248,7 @@ void HttpServer::stop(std::chrono::milliseconds drain, const std::function<void(
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   // A shared reactor goes on; the connections still on it keep what they use (impl_) alive.
-  if (ownReactor_) ownReactor_->stop();
+  reactor_.stopIfOwned();
 }
 
 }  // namespace isolane

@@ -19,14 +19,13 @@
 
 #include "front/front_metrics.h"
 #include "front/router.h"
+#include "ipc/reactor.h"
 #include "obs/metrics.h"
 #include "pool/backend.h"
 #include "util/byte_budget.h"
 #include "util/result.h"
 
 namespace isolane {
-
-class Reactor;
 
 // An answer the server gives itself (the admin listener's /metrics, /healthz, /readyz,
 // /dashboard). With `stream`, the body is what comes through that pipe (the dashboard's feed).
@@ -96,7 +95,7 @@ class HttpServer {
   struct Impl;
 
  private:
-  std::unique_ptr<Reactor> ownReactor_;  // when no reactor was given; outlives impl_'s handlers
+  ReactorRef reactor_;  // declared first: an own reactor outlives impl_'s handlers
   // Shared with the connections and the acceptor's handlers, which may outlive the server on a
   // reactor it does not own.
   std::shared_ptr<Impl> impl_;

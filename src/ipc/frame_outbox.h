@@ -1,14 +1,14 @@
 #pragma once
-// FrameOutbox: the writing end of a master <-> worker socket. Whoever sends never blocks on the
-// socket: a frame is written at once when the socket takes it, and otherwise queued for the
+// FrameOutbox: a worker's writing end of its socket to the master. Whoever sends never blocks on
+// the socket: a frame is written at once when the socket takes it, and otherwise queued for the
 // outbox's own thread, which writes it when the socket is writable. Order is kept across threads.
-// In a worker, the executor (answers, streamed pieces) and the reader (heartbeat answers) send
-// through it; in the master, reactor threads (requests, credit, cancels) and the supervisor.
+// A worker's executors (answers, streamed pieces) and its reader (heartbeat answers) send through
+// it. (The master's end, on its reactor, is ipc/socket_writer.h.)
 //
 // The queue is bounded: streamed bodies are bounded by credit, whole bodies by their limits, so a
 // queue past kMaxQueuedBytes means the other side stopped reading altogether. The socket is then
-// given up on, as on a write error: `onBroken` says why (a worker exits; the master kills the
-// worker, whose death answers its requests), and later sends are dropped.
+// given up on, as on a write error: `onBroken` says why (the worker exits), and later sends are
+// dropped.
 //
 // Thread rule: send() and sendBytes() are safe from any thread.
 

@@ -4,13 +4,14 @@
 // written to its client, by the same thread with no hand-off (by default the reactor has one
 // thread). A pool or a front made without one makes its own.
 //
-// Thread rule: io() and inThisThread() are safe from any thread; stop() from any thread but the
-// reactor's own (it joins them).
+// Thread rule: io() is safe from any thread; stop() from any thread but the reactor's own (it
+// joins them).
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -29,8 +30,6 @@ class Reactor {
   Reactor& operator=(const Reactor&) = delete;
 
   boost::asio::io_context& io() { return io_; }
-  // True on one of this reactor's threads (a wait there for its own handlers would never end).
-  bool inThisThread() { return io_.get_executor().running_in_this_thread(); }
   // Stops the threads and joins them; handlers still queued do not run (they are destroyed with
   // the reactor). Idempotent.
   void stop();
@@ -43,6 +42,29 @@ class Reactor {
   const std::string name_;
   const OnEscape onEscape_;
   std::vector<std::thread> threads_;
+};
+
+// The reactor a component runs on: the one it was given, or one of its own, made when none was
+// (a pool or front used alone, as code mode and tests use them). Declare it before whatever has
+// handlers on it: an own reactor must outlive them.
+class ReactorRef {
+ public:
+  ReactorRef(Reactor* given, std::size_t threads, std::string name,
+             Reactor::OnEscape onEscape = {})
+      : own_(given ? nullptr
+                   : std::make_unique<Reactor>(threads, std::move(name), std::move(onEscape))),
+        reactor_(given ? *given : *own_) {}
+
+  Reactor& get() { return reactor_; }
+  boost::asio::io_context& io() { return reactor_.io(); }
+  // Stops an own reactor (a given one goes on: others run on it).
+  void stopIfOwned() {
+    if (own_) own_->stop();
+  }
+
+ private:
+  std::unique_ptr<Reactor> own_;
+  Reactor& reactor_;
 };
 
 }  // namespace isolane

@@ -16,8 +16,7 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
     : options_(std::move(options)),
       clock_(clock),
       manualSupervision_(supervision == Supervision::kManual),
-      ownReactor_(options_.reactor ? nullptr : std::make_unique<Reactor>(1, "isolane-wio")),
-      io_(options_.reactor ? options_.reactor->io() : ownReactor_->io()),
+      reactor_(options_.reactor, 1, "isolane-wio"),
       admission_(AdmissionOptions{options_.maxInflight, options_.streamMaxInflight,
                                   options_.maxQueue, options_.queueTimeout, options_.shedDelay}),
       clientBuffers_(options_.clientBuffers
@@ -142,7 +141,7 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
         lock.unlock();
         superviseOnce();
         lock.lock();
-        if (!stopping_) wake_.wait_for(lock, std::chrono::milliseconds(100));
+        if (!stopping_ && diskWork_.empty()) wake_.wait_for(lock, std::chrono::milliseconds(100));
       }
     });
   }
@@ -287,7 +286,7 @@ void SubprocessBackend::cancel(std::uint64_t handle) {
     proc = slot.proc;
   }
   auto frame = encodeCancel(handle, options_.maxFrameBytes);
-  if (frame) (void)proc->send(frame.value());
+  if (frame) (void)proc->send(std::move(frame.value()));
 }
 
 std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(AppResponse)> done,
@@ -396,7 +395,7 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
     return 0;
   }
   // A failed send means the worker is dying; its death answers this request.
-  (void)proc->send(frame.value());
+  (void)proc->send(std::move(frame.value()));
   if (sent.bodyStream) {
     // Its body follows as it arrives, each piece a frame behind the request's. A dead worker
     // stops the forwarding: the send fails, and its death answers the request.
@@ -405,7 +404,7 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
     forwardBody(*sent.bodyStream, [weak, id, max](std::string piece, bool end, std::string error) {
       auto worker = weak.lock();
       auto frame = encodeRequestBody(id, piece, end, error, max);
-      if (worker && frame) (void)worker->send(frame.value());
+      if (worker && frame) (void)worker->send(std::move(frame.value()));
     });
   }
   return id;

@@ -12,6 +12,7 @@
 
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -86,14 +87,20 @@ class SubprocessBackend final : public Backend {
   static void sendAll(Outbox& outbox);
   void spawnLocked(Slot& slot);
   void onFrame(int slot, std::uint64_t generation, const wire::Frame& frame);
-  // A worker said hello (on the reactor; mu_ not held): its apps, with the code caches its
+  // Work that reads or writes files (an app's modules, code caches; mu_ not held): never on the
+  // reactor, which in `serve` is the HTTP front's. It runs on the supervisor thread, first thing
+  // in its next pass (at once under manual supervision, on the caller's thread).
+  void offTheReactor(std::function<void()> work);
+  void doDiskWork();  // runs what offTheReactor queued, in order (mu_ not held)
+  // A worker said hello (off the reactor; mu_ not held): its apps, with the code caches its
   // engine made before, and its first heartbeat, which it answers once they are loaded.
   void loadApps(int slot, std::uint64_t generation, const std::string& engineKey);
-  // What a worker's AppLoaded says of the code cache (mu_ not held).
+  // What a worker's AppLoaded says of the code cache (off the reactor; mu_ not held).
   // Believed only for `offeredSha256` (what this load was offered) and from a worker's first load
   // (`firstLoad`): see Slot::firstApp.
-  void noteCodeCache(const std::string& engineKey, const wire::AppLoaded& loaded,
-                     const std::string& offeredSha256, bool cacheOffered, bool firstLoad);
+  void noteCodeCache(const std::string& engineKey, const std::string& app,
+                     const AppLoadReport& report, const std::string& offeredSha256,
+                     bool cacheOffered, bool firstLoad);
   void onDeath(int slot, std::uint64_t generation, const std::string& reason);
   // Sends SIGKILL to a live worker, once, and remembers why (its death then reports it).
   void killLocked(Slot& slot, const std::string& reason);
@@ -151,15 +158,15 @@ class SubprocessBackend final : public Backend {
   const bool manualSupervision_;
   // The workers' sockets are read on options_.reactor, or on this one when none was given.
   // Declared before the slots: it outlives their processes, whose ends it handles.
-  std::unique_ptr<Reactor> ownReactor_;
-  boost::asio::io_context& io_;
+  ReactorRef reactor_;
   std::vector<AppSpec> apps_;
 
-  mutable std::mutex mu_;  // guards slots_, pending_, graveyard_, stopping_
+  mutable std::mutex mu_;  // guards slots_, pending_, graveyard_, diskWork_, stopping_
   std::condition_variable wake_;
   std::vector<std::unique_ptr<Slot>> slots_;
   std::unordered_map<std::uint64_t, Pending> pending_;
   std::vector<std::shared_ptr<WorkerChannel>> graveyard_;  // dead; destroyed off the reactor
+  std::vector<std::function<void()>> diskWork_;            // offTheReactor's, in order
   bool stopping_ = false;
   bool started_ = false;
 

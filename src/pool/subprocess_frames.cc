@@ -61,7 +61,8 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
       if (auto bad = slot.life.hello(clock_.now())) return violation(*bad);
       slot.engineKey = key;
       lock.unlock();
-      loadApps(index, generation, key);
+      // Its apps are read from disk for it: not here, on the reactor.
+      offTheReactor([this, index, generation, key] { loadApps(index, generation, key); });
       return;
     }
     case wire::Message::AppLoaded: {
@@ -86,8 +87,12 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
         if (!later.empty()) slot.life.heartbeatSent(clock_.now());
         std::shared_ptr<WorkerChannel> proc = slot.proc;
         lock.unlock();
-        for (const std::string& f : later) (void)proc->send(f);
-        noteCodeCache(key, *m, offered.sha256, offered.cacheOffered, first);
+        for (std::string& f : later) (void)proc->send(std::move(f));
+        // What it says of the code cache may be written to disk: not here, on the reactor.
+        offTheReactor([this, key, name, report = decodeAppLoadReport(*m),
+                       offered = std::move(offered), first] {
+          noteCodeCache(key, name, report, offered.sha256, offered.cacheOffered, first);
+        });
         return;
       }
       slot.loadError = m->error() ? m->error()->str() : "app failed to load";
@@ -297,7 +302,7 @@ void SubprocessBackend::startStreamLocked(std::uint64_t id, Pending& p, Slot& sl
     p.pipe = std::make_shared<BodyPipe>([weak, id, max](std::size_t bytes) {
       auto worker = weak.lock();
       auto frame = encodeCredit(id, static_cast<std::uint32_t>(bytes), max);
-      if (worker && frame) (void)worker->send(frame.value());
+      if (worker && frame) (void)worker->send(std::move(frame.value()));
     });
     p.hangDeadline = streamHangDeadline();
     head.stream = p.pipe;
@@ -305,7 +310,7 @@ void SubprocessBackend::startStreamLocked(std::uint64_t id, Pending& p, Slot& sl
   lock.unlock();
   if (refused && proc) {
     auto cancel = encodeCancel(id, options_.maxFrameBytes);
-    if (cancel) (void)proc->send(cancel.value());
+    if (cancel) (void)proc->send(std::move(cancel.value()));
   }
   done(std::move(head));
   drainQueue();

@@ -12,7 +12,7 @@ namespace isolane {
 
 void SubprocessBackend::sendAll(Outbox& outbox) {
   // A failed send means the worker is dying; its death is handled on the reactor.
-  for (auto& [proc, frame] : outbox) (void)proc->send(frame);
+  for (auto& [proc, frame] : outbox) (void)proc->send(std::move(frame));
   outbox.clear();
 }
 
@@ -37,7 +37,7 @@ void SubprocessBackend::spawnLocked(Slot& slot) {
       std::move(argv), options_.maxFrameBytes,
       [this, index, generation](const wire::Frame& f) { onFrame(index, generation, f); },
       [this, index, generation](const std::string& why) { onDeath(index, generation, why); },
-      page ? page.value()->fd() : -1, &io_});
+      page ? page.value()->fd() : -1, &reactor_.io()});
   if (page) page.value()->closeFd();  // the child has its copy
   slot.status = page ? std::move(page.value()) : nullptr;
   if (!proc) {
@@ -163,16 +163,15 @@ void SubprocessBackend::loadApps(int index, std::uint64_t generation,
       slot.laterLoads.clear();
     }
   }
-  if (!now.empty()) (void)proc->send(now);
+  if (!now.empty()) (void)proc->send(std::move(now));
 }
 
-void SubprocessBackend::noteCodeCache(const std::string& engineKey, const wire::AppLoaded& m,
+void SubprocessBackend::noteCodeCache(const std::string& engineKey, const std::string& app,
+                                      const AppLoadReport& report,
                                       const std::string& offeredSha256, bool cacheOffered,
                                       bool firstLoad) {
-  AppLoadReport report = decodeAppLoadReport(m);
   static const char* const kUse[] = {"none", "accepted", "rejected"};
   codeCacheLoads_.with({kUse[static_cast<int>(report.cache)]}).inc();
-  std::string app = m.name() ? m.name()->str() : "";
   // What a worker says of a cache is believed only for the hash it was offered for this app,
   // and only from the app it loaded before any other app's code ran in it.
   if (report.sourceSha256 != offeredSha256) {
@@ -306,7 +305,31 @@ void SubprocessBackend::onDeath(int index, std::uint64_t generation, const std::
   drainQueue();
 }
 
+void SubprocessBackend::offTheReactor(std::function<void()> work) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // With no supervisor thread (manual supervision: the caller's thread is the test's), or none
+    // any more (stopping), it runs here.
+    if (!manualSupervision_ && !stopping_) {
+      diskWork_.push_back(std::move(work));
+      work = nullptr;
+    }
+  }
+  if (work) return work();
+  wake_.notify_all();
+}
+
+void SubprocessBackend::doDiskWork() {
+  std::vector<std::function<void()>> work;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    work.swap(diskWork_);
+  }
+  for (auto& w : work) w();
+}
+
 void SubprocessBackend::superviseOnce() {
+  doDiskWork();
   Outbox outbox;
   std::vector<std::shared_ptr<WorkerChannel>> dead;
   std::vector<WaitingRequest> expired;
@@ -380,6 +403,7 @@ void SubprocessBackend::stop() {
     if (shutdown) (void)p->send(shutdown.value());
   }
   if (supervisor_.joinable()) supervisor_.join();
+  doDiskWork();  // what its last pass left (a code cache to store), before the workers go
   for (WaitingRequest& q : queued) {
     q.done(AppResponse::failed(FailureKind::kShuttingDown, "the pool is shutting down"));
   }

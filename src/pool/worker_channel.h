@@ -28,7 +28,7 @@ class WorkerChannel {
  public:
   virtual ~WorkerChannel() = default;
   // Never blocks. Fails when the worker is gone.
-  virtual Status send(const std::string& frame) = 0;
+  virtual Status send(std::string frame) = 0;
   // Signals the worker unless it is gone (its death callback follows a SIGKILL).
   virtual void kill(int signal) = 0;
   virtual pid_t pid() const = 0;

@@ -20,6 +20,7 @@
 #include <mutex>
 #include <thread>
 
+#include "ipc/socket_writer.h"
 #include "obs/log.h"
 #include "pool/worker_output.h"
 #include "util/environment.h"
@@ -129,6 +130,13 @@ struct WorkerProcess::Link : std::enable_shared_from_this<Link> {
         lines(child),
         onFrame(std::move(frameHandler)),
         onDeath(std::move(deathHandler)),
+        writer(strand, socket,
+               [this](const std::string& why) {
+                 if (silenced) return;
+                 logEvent(Level::kError, "cannot write to a worker; killing it",
+                          {{"pid", static_cast<std::int64_t>(pid)}, {"reason", why}});
+                 kill(SIGKILL);  // its death (seen on the reactor) answers for its requests
+               }),
         frameBuffer(std::size_t{64} * 1024, '\0'),
         outputBuffer(std::size_t{16} * 1024, '\0') {
     socket.assign(asio::local::stream_protocol(), socketFd);
@@ -271,8 +279,7 @@ struct WorkerProcess::Link : std::enable_shared_from_this<Link> {
   asio::io_context& io;
   asio::strand<asio::io_context::executor_type> strand;
   const pid_t pid;
-  // The socket's descriptor: closed with `socket`, when the last handler is done, after the
-  // outbox that writes to it is gone (never a descriptor number reused under the outbox).
+  // The socket's descriptor: closed with `socket`, when the last handler is done.
   const int fd;
   asio::local::stream_protocol::socket socket;
   asio::posix::stream_descriptor output;  // the read end of its stdout and stderr
@@ -281,6 +288,7 @@ struct WorkerProcess::Link : std::enable_shared_from_this<Link> {
   WorkerOutput lines;
   const FrameHandler onFrame;
   const DeathHandler onDeath;
+  SocketWriter writer;  // its frames to the child, gathered on `strand`
   std::string frameBuffer;
   std::string outputBuffer;
   bool outputOpen = true;
@@ -294,12 +302,6 @@ struct WorkerProcess::Link : std::enable_shared_from_this<Link> {
 };
 
 WorkerProcess::WorkerProcess(std::shared_ptr<Link> link) : link_(std::move(link)) {
-  Link* l = link_.get();
-  out_ = std::make_unique<FrameOutbox>(l->fd, [l](const std::string& why) {
-    logEvent(Level::kError, "cannot write to a worker; killing it",
-             {{"pid", static_cast<std::int64_t>(l->pid)}, {"reason", why}});
-    l->kill(SIGKILL);  // its death (seen on the reactor) answers for its requests
-  });
   link_->start();
 }
 
@@ -307,7 +309,7 @@ WorkerProcess::~WorkerProcess() {
   link_->silenced = true;
   link_->kill(SIGKILL);
   ::shutdown(link_->fd, SHUT_RDWR);  // the read ends: the child is awaited and reaped
-  out_.reset();                      // after shutdown: what it still holds fails at once
+  link_->writer.silence();           // what is still queued is dropped
   std::unique_lock<std::mutex> lock(link_->mutex);
   // Until the reactor has handled its end, a callback may still be running. On the reactor's
   // own thread (or once it stopped) the callbacks are silenced instead: the link ends alone.
@@ -320,9 +322,10 @@ pid_t WorkerProcess::pid() const { return link_->pid; }
 
 bool WorkerProcess::alive() const { return !link_->reaped.load(); }
 
-Status WorkerProcess::send(const std::string& frame) {
-  if (link_->reaped) return Error{"the worker is gone"};
-  out_->sendBytes(frame);
+Status WorkerProcess::send(std::string frame) {
+  if (link_->reaped || !link_->writer.send(std::move(frame), link_)) {
+    return Error{"the worker is gone"};
+  }
   return Status::success();
 }
 

@@ -2,8 +2,8 @@
 // WorkerProcess: one child process of the pool and the master's end of its socketpair. It spawns
 // the child; reads its frames (verified, never trusted) and its output (logged by
 // pool/worker_output.h) on a reactor (ipc/reactor.h), the one the HTTP front runs on in `serve`,
-// so that no thread of its own wakes for a frame; writes frames to it without ever blocking the
-// sender (a FrameOutbox); and reaps it when its pidfd says it has exited: no zombies and no
+// so that no thread of its own wakes for a frame; writes frames to it there too, gathered, without
+// ever blocking the sender (ipc/socket_writer.h); and reaps it when its pidfd says it has exited: no zombies and no
 // leaked descriptors, whatever the order of deaths.
 //
 // Thread rule: send(), kill() and pid() are safe from any thread. The frame and death callbacks
@@ -19,7 +19,6 @@
 #include <vector>
 
 #include "ipc/frame_codec.h"
-#include "ipc/frame_outbox.h"
 #include "pool/worker_channel.h"
 #include "util/result.h"
 
@@ -48,9 +47,9 @@ class WorkerProcess final : public WorkerChannel {
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;
 
-  // Safe from any thread; never blocks. Fails when the child is gone. A child that stops reading
-  // altogether (its queue past FrameOutbox::kMaxQueuedBytes) is killed.
-  Status send(const std::string& frame) override;
+  // Safe from any thread; never blocks (the frame leaves from the reactor). Fails when the child
+  // is gone. A child that stops reading altogether (past SocketWriter::kMaxQueuedBytes) is killed.
+  Status send(std::string frame) override;
   // Safe from any thread. Signals the child unless it has been reaped.
   void kill(int signal) override;
   pid_t pid() const override;
@@ -65,7 +64,6 @@ class WorkerProcess final : public WorkerChannel {
   explicit WorkerProcess(std::shared_ptr<Link> link);
 
   std::shared_ptr<Link> link_;
-  std::unique_ptr<FrameOutbox> out_;
 };
 
 }  // namespace isolane

@@ -1,0 +1,104 @@
+#include "ipc/socket_writer.h"
+
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+
+namespace isolane {
+
+namespace asio = boost::asio;
+
+SocketWriter::SocketWriter(Strand strand, Socket& socket, OnBroken onBroken,
+                           std::size_t maxQueuedBytes)
+    : strand_(std::move(strand)),
+      socket_(socket),
+      onBroken_(std::move(onBroken)),
+      maxQueued_(maxQueuedBytes) {}
+
+bool SocketWriter::send(std::string bytes, const std::shared_ptr<const void>& owner) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (broken_) return false;
+  queued_ += bytes.size();
+  if (queued_ > maxQueued_) {
+    std::size_t mib = queued_ >> 20;
+    if (breakLocked()) {
+      lock.unlock();
+      if (onBroken_) {
+        onBroken_("the worker stopped reading (" + std::to_string(mib) + " MiB of frames waiting)");
+      }
+    }
+    return false;
+  }
+  queue_.push_back(std::move(bytes));
+  if (flushing_) return true;  // the flush under way takes it
+  flushing_ = true;
+  lock.unlock();
+  asio::post(strand_, [this, owner] { flush(owner); });
+  return true;
+}
+
+void SocketWriter::flush(std::shared_ptr<const void> owner) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (broken_ || queue_.empty()) {
+      flushing_ = false;
+      return;
+    }
+    writing_.swap(queue_);  // queue_ takes writing_'s emptied storage
+    ++writes_;
+  }
+  buffers_.clear();
+  for (const std::string& frame : writing_) buffers_.emplace_back(asio::buffer(frame));
+  asio::async_write(socket_, buffers_,
+                    asio::bind_executor(strand_, [this, owner = std::move(owner)](
+                                                     const boost::system::error_code& ec,
+                                                     std::size_t) mutable {
+                      written(ec, std::move(owner));
+                    }));
+}
+
+void SocketWriter::written(const boost::system::error_code& ec, std::shared_ptr<const void> owner) {
+  std::size_t bytes = 0;
+  for (const std::string& frame : writing_) bytes += frame.size();
+  writing_.clear();
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!broken_) queued_ -= bytes;
+  if (ec) {
+    if (breakLocked()) {
+      lock.unlock();
+      if (onBroken_) onBroken_("the worker closed its socket (" + ec.message() + ")");
+    }
+    return;
+  }
+  if (broken_ || queue_.empty()) {
+    flushing_ = false;
+    return;
+  }
+  lock.unlock();
+  flush(std::move(owner));  // what was sent meanwhile, in the next gathered write
+}
+
+void SocketWriter::silence() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  breakLocked();
+}
+
+bool SocketWriter::breakLocked() {
+  if (broken_) return false;
+  broken_ = true;
+  queue_.clear();
+  queued_ = 0;
+  return true;
+}
+
+std::size_t SocketWriter::writes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return writes_;
+}
+
+std::size_t SocketWriter::queuedBytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return queued_;
+}
+
+}  // namespace isolane

@@ -1,0 +1,204 @@
+// The master's writing end of a worker's socket (ipc/socket_writer.h), on a reactor of the
+// test's: frames from many threads arrive whole and in each sender's order, what one pass of the
+// reactor sends leaves in one gathered write, a sender never blocks on a peer that does not read,
+// and a peer that closes or stops reading breaks the writer once.
+
+#include "ipc/socket_writer.h"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <boost/asio/post.hpp>
+#include <chrono>
+#include <future>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ipc/reactor.h"
+
+namespace isolane {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+
+// One socketpair: the writer's end on the reactor, the peer's a plain descriptor.
+struct Link {
+  Link(Reactor& reactor, std::size_t maxQueued = SocketWriter::kMaxQueuedBytes)
+      : strand(asio::make_strand(reactor.io())),
+        socket(strand),
+        writer(strand, socket, [this](const std::string& why) { broken(why); }, maxQueued) {
+    int fds[2];
+    EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+    socket.assign(asio::local::stream_protocol(), fds[0]);
+    peer = fds[1];
+  }
+  ~Link() {
+    if (peer >= 0) ::close(peer);
+  }
+  void broken(const std::string& why) {
+    reasons.push_back(why);
+    ++breaks;
+  }
+
+  asio::strand<asio::io_context::executor_type> strand;
+  asio::local::stream_protocol::socket socket;
+  SocketWriter writer;
+  int peer = -1;
+  std::vector<std::string> reasons;
+  std::atomic<int> breaks{0};
+};
+
+std::string readAll(int fd, std::size_t n) {
+  std::string out;
+  char buffer[65536];
+  while (out.size() < n) {
+    ssize_t got = ::read(fd, buffer, sizeof buffer);
+    if (got <= 0) break;
+    out.append(buffer, static_cast<std::size_t>(got));
+  }
+  return out;
+}
+
+// Runs `f` on the link's strand and waits for it.
+template <typename F>
+void onStrand(Link& link, F f) {
+  std::promise<void> done;
+  asio::post(link.strand, [&] {
+    f();
+    done.set_value();
+  });
+  done.get_future().wait();
+}
+
+bool eventually(const std::function<bool()>& what) {
+  for (int i = 0; i < 500; ++i) {
+    if (what()) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return what();
+}
+
+TEST(SocketWriter, FramesFromManyThreadsArriveWholeAndInEachSendersOrder) {
+  Reactor reactor(1, "test-io");
+  auto link = std::make_shared<Link>(reactor);
+  constexpr int kThreads = 4, kFrames = 2000;
+  std::vector<std::thread> senders;
+  for (int t = 0; t < kThreads; ++t) {
+    senders.emplace_back([&, t] {
+      for (int i = 0; i < kFrames; ++i) {
+        // "t:i;" padded to 16 bytes: a frame of the test's own.
+        std::string frame = std::to_string(t) + ":" + std::to_string(i) + ";";
+        frame.resize(16, '.');
+        ASSERT_TRUE(link->writer.send(std::move(frame), link));
+      }
+    });
+  }
+  std::string got = readAll(link->peer, std::size_t{16} * kThreads * kFrames);
+  for (auto& s : senders) s.join();
+  ASSERT_EQ(got.size(), std::size_t{16} * kThreads * kFrames);
+  std::map<int, int> next;
+  for (std::size_t at = 0; at < got.size(); at += 16) {
+    std::string frame = got.substr(at, 16);
+    int t = std::stoi(frame);
+    int i = std::stoi(frame.substr(frame.find(':') + 1));
+    EXPECT_EQ(i, next[t]++) << "sender " << t;
+  }
+  EXPECT_TRUE(eventually([&] { return link->writer.queuedBytes() == 0; }));
+  EXPECT_EQ(link->breaks, 0);
+}
+
+TEST(SocketWriter, WhatOnePassOfTheReactorSendsLeavesInOneWrite) {
+  Reactor reactor(1, "test-io");
+  auto link = std::make_shared<Link>(reactor);
+  onStrand(*link, [&] {
+    for (int i = 0; i < 50; ++i) link->writer.send("frame " + std::to_string(i) + "\n", link);
+  });
+  std::string expected;
+  for (int i = 0; i < 50; ++i) expected += "frame " + std::to_string(i) + "\n";
+  EXPECT_EQ(readAll(link->peer, expected.size()), expected);
+  EXPECT_EQ(link->writer.writes(), 1u);
+}
+
+TEST(SocketWriter, ASenderNeverBlocksOnAPeerThatDoesNotRead) {
+  Reactor reactor(1, "test-io");
+  auto link = std::make_shared<Link>(reactor);
+  // Far more than a socket buffer holds, with nobody reading: every call returns at once.
+  std::string expected;
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 64; ++i) {
+    std::string frame(64 * 1024, static_cast<char>('a' + i % 26));
+    expected += frame;
+    link->writer.send(std::move(frame), link);
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
+  EXPECT_EQ(readAll(link->peer, expected.size()), expected);
+  EXPECT_EQ(link->breaks, 0);
+}
+
+TEST(SocketWriter, APeerThatStopsReadingPastTheBoundBreaksItOnce) {
+  Reactor reactor(1, "test-io");
+  auto link = std::make_shared<Link>(reactor, std::size_t{4} << 20);
+  bool accepted = true;
+  for (int i = 0; i < 64 && accepted; ++i) {
+    accepted = link->writer.send(std::string(256 * 1024, 'x'), link);
+  }
+  EXPECT_FALSE(accepted);
+  EXPECT_EQ(link->breaks, 1);
+  EXPECT_FALSE(link->writer.send("after", link));  // dropped, no second report
+  EXPECT_EQ(link->breaks, 1);
+  EXPECT_EQ(link->writer.queuedBytes(), 0u);
+  ASSERT_EQ(link->reasons.size(), 1u);
+  EXPECT_NE(link->reasons[0].find("stopped reading"), std::string::npos) << link->reasons[0];
+}
+
+TEST(SocketWriter, APeerThatClosesBreaksItOnceOnTheReactor) {
+  Reactor reactor(1, "test-io");
+  auto link = std::make_shared<Link>(reactor);
+  ::close(link->peer);
+  link->peer = -1;
+  link->writer.send("x", link);
+  ASSERT_TRUE(eventually([&] { return link->breaks > 0; }));
+  EXPECT_FALSE(link->writer.send("after", link));
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(link->breaks, 1);
+}
+
+TEST(SocketWriter, ASilencedWriterDropsFramesAndReportsNothing) {
+  Reactor reactor(1, "test-io");
+  auto link = std::make_shared<Link>(reactor);
+  link->writer.silence();
+  EXPECT_FALSE(link->writer.send("x", link));
+  ::close(link->peer);
+  link->peer = -1;
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(link->breaks, 0);
+}
+
+TEST(SocketWriter, AFlushKeepsItsOwnerAlive) {
+  std::weak_ptr<Link> weak;
+  int peer = -1;
+  {
+    Reactor reactor(1, "test-io");
+    auto link = std::make_shared<Link>(reactor);
+    weak = link;
+    peer = ::dup(link->peer);
+    // Held by the flush the send posted, until it has run: the test's reference goes first.
+    onStrand(*link, [&] {
+      link->writer.send("last words", link);
+      link.reset();
+      EXPECT_FALSE(weak.expired());
+    });
+    EXPECT_EQ(readAll(peer, 10), "last words");
+    EXPECT_TRUE(eventually([&] { return weak.expired(); }));
+  }
+  ::close(peer);
+}
+
+}  // namespace
+}  // namespace isolane
