@@ -20,9 +20,12 @@
 #include <vector>
 
 #include "ipc/reactor.h"
+#include "read_all.h"
 
 namespace isolane {
 namespace {
+
+using test::readAll;
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
@@ -53,17 +56,6 @@ struct Link {
   std::vector<std::string> reasons;
   std::atomic<int> breaks{0};
 };
-
-std::string readAll(int fd, std::size_t n) {
-  std::string out;
-  char buffer[65536];
-  while (out.size() < n) {
-    ssize_t got = ::read(fd, buffer, sizeof buffer);
-    if (got <= 0) break;
-    out.append(buffer, static_cast<std::size_t>(got));
-  }
-  return out;
-}
 
 // Runs `f` on the link's strand and waits for it.
 template <typename F>

@@ -14,9 +14,12 @@
 #include "ipc/body_pipe.h"
 #include "ipc/frame_codec.h"
 #include "ipc/frame_outbox.h"
+#include "read_all.h"
 
 namespace isolane {
 namespace {
+
+using test::readAll;
 
 TEST(BodyPipe, CreditComesBackAsTheConsumerAcknowledges) {
   std::size_t credited = 0;
@@ -83,17 +86,6 @@ class Socketpair {
   }
   int fds[2] = {-1, -1};
 };
-
-std::string readAll(int fd, std::size_t n) {
-  std::string out;
-  char buffer[65536];
-  while (out.size() < n) {
-    ssize_t got = ::read(fd, buffer, sizeof buffer);
-    if (got <= 0) break;
-    out.append(buffer, static_cast<std::size_t>(got));
-  }
-  return out;
-}
 
 TEST(FrameOutbox, ASenderNeverBlocksAndOrderIsKept) {
   Socketpair sp;
