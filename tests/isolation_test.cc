@@ -13,12 +13,15 @@
 #include <string>
 #include <thread>
 
+#include "eventually.h"
 #include "manual_clock.h"
 #include "worker/executor.h"
 #include "worker/executor_set.h"
 
 namespace isolane {
 namespace {
+
+using test::eventually;
 
 using namespace std::chrono_literals;
 
@@ -77,15 +80,6 @@ AppResponse call(Executor& executor, const std::string& app, const std::string& 
   auto future = send(executor, app, path);
   EXPECT_EQ(future.wait_for(20s), std::future_status::ready) << "no answer for " << path;
   return future.get();
-}
-
-template <typename F>
-bool eventually(F&& f) {
-  for (int i = 0; i < 500; ++i) {
-    if (f()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return f();
 }
 
 // CPU enough that the heap limit, not the CPU budget, ends a heap bomb.

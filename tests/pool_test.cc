@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "e2e/ready_workers.h"
+#include "eventually.h"
 #include "manual_clock.h"
 #include "pool/crash_budget.h"
 #include "pool/code_cache_store.h"
@@ -21,6 +22,8 @@
 
 namespace isolane {
 namespace {
+
+using test::eventually;
 
 using namespace std::chrono_literals;
 using test::waitForReadyWorkers;
@@ -46,18 +49,6 @@ std::future<AppResponse> call(Backend& backend, const std::string& app, const st
   backend.submit(AppRequest{app, "t", method, "http://test" + path, {}, ""},
                  [promise](AppResponse r) { promise->set_value(std::move(r)); });
   return future;
-}
-
-// Polls `pred` until it holds or `limit` passes (the events it waits for happen in other
-// processes; there is nothing to inject).
-template <typename Pred>
-bool eventually(Pred pred, std::chrono::milliseconds limit = 10s) {
-  auto until = std::chrono::steady_clock::now() + limit;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
 }
 
 pid_t pidOf(const SubprocessBackend& pool, int slot) {

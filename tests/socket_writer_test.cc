@@ -19,12 +19,14 @@
 #include <thread>
 #include <vector>
 
+#include "eventually.h"
 #include "ipc/reactor.h"
 #include "read_all.h"
 
 namespace isolane {
 namespace {
 
+using test::eventually;
 using test::readAll;
 
 namespace asio = boost::asio;
@@ -66,14 +68,6 @@ void onStrand(Link& link, F f) {
     done.set_value();
   });
   done.get_future().wait();
-}
-
-bool eventually(const std::function<bool()>& what) {
-  for (int i = 0; i < 500; ++i) {
-    if (what()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return what();
 }
 
 TEST(SocketWriter, FramesFromManyThreadsArriveWholeAndInEachSendersOrder) {
