@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cstring>
 #include <exception>
 
 #include "front/request_id.h"
@@ -248,6 +249,10 @@ void HttpSession::readMore() {
     armReadTimer(headDeadline_);
   }
   stream_.expires_never();
+  if (probing_) {  // the probe's read is still pending: it is this one (see probe())
+    probeAdopted_ = true;
+    return;
+  }
   stream_.async_read_some(buffer_.prepare(std::min(room, kReadBytes)),
                           [self = shared_from_this()](beast::error_code ec, std::size_t n) {
                             self->guarded("read", [&] { self->onRead(ec, n); });
@@ -417,31 +422,37 @@ bool HttpSession::submitRequest(std::shared_ptr<BodyPipe> bodyStream) {
   return true;
 }
 
-// While the app works, watch the socket without reading from it: end of stream means the
-// client went away, and the app's request.signal is aborted. Bytes mean a pipelined request is
-// arriving: the client is alive, and they stay in the socket for the next read.
+// While the app works, a read is kept pending on the socket: its end means the client went
+// away, and the app's request.signal is aborted. Bytes mean the client is alive and its next
+// request (pipelined, or sent once it has the answer) is arriving: they are kept for it, and no
+// more is read until the answer is out. Once it is, the pending read simply becomes the next
+// request's (readMore adopts it): no wait for readability that has to be cancelled, no second
+// read, no peek (each a system call per request).
 void HttpSession::probe() {
   if (buffer_.size() > 0 || cancelHandle_ == 0 || closed_) return;
   probing_ = true;
-  stream_.socket().async_wait(tcp::socket::wait_read,
-                              [self = shared_from_this()](beast::error_code ec) {
-                                self->guarded("probe", [&] { self->onProbe(ec); });
-                              });
+  stream_.socket().async_read_some(
+      asio::buffer(probeBytes_), [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+        self->guarded("probe", [&] { self->onProbe(ec, n); });
+      });
 }
 
-void HttpSession::onProbe(beast::error_code ec) {
+void HttpSession::onProbe(beast::error_code ec, std::size_t n) {
   probing_ = false;
-  if (!ec && busy_) {
-    char c;
-    ssize_t n = ::recv(stream_.socket().native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
-    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-      if (streamPipe_) return cutStream("client", "the client closed the connection");
-      context_.backend.cancel(cancelHandle_);
-    }
+  if (n > 0) {  // into the request buffer, where the reader parses from (committed below)
+    auto room = buffer_.prepare(n);
+    std::memcpy(room.data(), probeBytes_.data(), n);
   }
-  if (resumeAfterProbe_) {
-    resumeAfterProbe_ = false;
-    readRequest(/*first=*/false);
+  if (probeAdopted_) {
+    probeAdopted_ = false;
+    return onRead(ec, n);
+  }
+  buffer_.commit(n);
+  account();  // at most a probe's worth: parsed, and bounded, once the answer is out
+  if (ec && ec != asio::error::operation_aborted && busy_ && !closed_) {
+    // End of stream or a reset while the app works: its client is gone.
+    if (streamPipe_) return cutStream("client", "the client closed the connection");
+    context_.backend.cancel(cancelHandle_);
   }
 }
 
@@ -627,12 +638,6 @@ void HttpSession::afterWrite(bool keep) {
     return;
   }
   stream_.expires_never();
-  if (probing_) {  // one read at a time: end the watch first, then read on
-    resumeAfterProbe_ = true;
-    beast::error_code ignored;
-    stream_.socket().cancel(ignored);
-    return;
-  }
   readRequest(/*first=*/false);
 }
 

@@ -14,6 +14,7 @@
 // clang-format off
 #include <utility>  // before Asio: Boost 1.74's awaitable.hpp uses std::exchange without it
 // clang-format on
+#include <array>
 #include <atomic>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -94,7 +95,7 @@ class HttpSession final : public IdleConnection, public std::enable_shared_from_
   void onBodyCredit();
   void failBody(const std::string& why);
   void probe();
-  void onProbe(boost::beast::error_code ec);
+  void onProbe(boost::beast::error_code ec, std::size_t n);
   void respond(AppResponse r);
   void refuse(const RequestError& error);
   void sendSimple(unsigned status, std::string body, bool close);
@@ -161,8 +162,9 @@ class HttpSession final : public IdleConnection, public std::enable_shared_from_
   bool keepAlive_ = false;
   bool busy_ = false;              // from dispatch until the answer is written
   bool writing_ = false;           // an answer to the current request is being written
-  bool probing_ = false;           // a wait for readability is pending (see probe())
-  bool resumeAfterProbe_ = false;  // the answer is written; read on once the wait ends
+  bool probing_ = false;       // the probe's read is pending (see probe())
+  bool probeAdopted_ = false;  // ... and is the next request's read now (the answer is out)
+  std::array<char, 1024> probeBytes_{};  // what the probe read, until it joins buffer_
   bool closed_ = false;
   bool peerTrusted_ = false;  // the peer is one of options.trustedProxies
   std::string peerAddress_;   // the peer's address (IPv4-mapped ones as IPv4); "" if unknown

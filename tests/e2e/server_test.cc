@@ -252,6 +252,30 @@ TEST_F(ServerTest, PipelinedRequestsAreAnsweredInOrder) {
   for (int i = 0; i < 4; ++i) EXPECT_EQ(c.read().body(), "hello /p" + std::to_string(i));
 }
 
+// The next request arrives while the first one is in the app (the connection is read then, to
+// see a client that leaves): it waits, whole, for the first one's answer, a short one and one
+// longer than the front's first read of it alike.
+TEST_F(ServerTest, RequestsSentWhileThePreviousOneRunsAreAnsweredAfterIt) {
+  ServerConfig config;
+  config.apps = {app("slow", "slow.js", "/slow"), app("hello", "hello.js", "/hello")};
+  start(std::move(config));
+  HttpConnection c(port_);
+  std::string padding(3000, 'p');
+  c.send("GET /slow?ms=300 HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the first is in the app now
+  c.send("GET /hello/short HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(c.read().body(), "done");
+  EXPECT_EQ(c.read().body(), "hello /short");
+  c.send("GET /slow?ms=300 HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  c.send("GET /hello/long HTTP/1.1\r\nHost: x\r\nX-Padding: " + padding + "\r\n\r\n");
+  EXPECT_EQ(c.read().body(), "done");
+  Response second = c.read();
+  EXPECT_EQ(second.body(), "hello /long");
+  EXPECT_TRUE(second.keep_alive());
+  EXPECT_EQ(c.request("GET", "/hello/after").body(), "hello /after");
+}
+
 TEST_F(ServerTest, ChunkedRequestBody) {
   startDefault();
   HttpConnection c(port_);
