@@ -255,7 +255,6 @@ class EventLoop final : public TimerHost, public HostOps {
     std::uint64_t last = 0;        // the last request charged, for a heap-limit hit
     std::uint64_t overBudget = 0;  // the request whose CPU budget a segment used up
     bool dropped = false;          // stopped without a request to fail
-    std::chrono::nanoseconds cpuStart{0};
   };
   static void promiseHook(v8::PromiseHookType type, v8::Local<v8::Promise> promise,
                           v8::Local<v8::Value> parent);

@@ -123,15 +123,14 @@ void EventLoop::startSegment(std::uint64_t owner) {
   }
   reaction_.running = true;
   reaction_.request = owner;
-  reaction_.cpuStart = threadCpuTime();
-  watchdog_.arm(budget, owner_, options_.appTag);
+  watchdog_.arm(budget, owner_, options_.appTag);  // endSegment() learns what it used
 }
 
 void EventLoop::endSegment() {
   if (!reaction_.running) return;
   reaction_.running = false;
-  bool fired = watchdog_.disarm();
-  nanoseconds used = threadCpuTime() - reaction_.cpuStart;
+  nanoseconds used{0};
+  bool fired = watchdog_.disarm(&used);
   auto it = requests_.find(reaction_.request);
   if (reaction_.request != 0 && it != requests_.end()) it->second.cpuUsed += used;
   if (fired) {

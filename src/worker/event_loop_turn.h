@@ -25,9 +25,8 @@ void EventLoop::turn(App& app, std::uint64_t requestId, Body&& body) {
     app.state.currentRequestId.clear();
   }
   app.state.currentRequest = requestId;
-  std::chrono::nanoseconds cpuStart = threadCpuTime();
+  std::chrono::nanoseconds cpuStart = watchdog_.arm(budget, owner_, options_.appTag);
   turnCpuStart_ = cpuStart;
-  watchdog_.arm(budget, owner_, options_.appTag);
   bool terminated;
   {
     JsScope js(owner_, app.web.context);
@@ -44,7 +43,8 @@ void EventLoop::turn(App& app, std::uint64_t requestId, Body&& body) {
     terminated = tryCatch.HasTerminated() || isolate->IsExecutionTerminating();
     isolate->SetContinuationPreservedEmbedderData(v8::Undefined(isolate));
   }
-  bool byWatchdog = watchdog_.disarm();
+  std::chrono::nanoseconds used{0};
+  bool byWatchdog = watchdog_.disarm(&used);
   // The heap limit terminates from inside an allocation, which may come after the turn's
   // JavaScript returned (the microtask checkpoint's, or ours): that termination is still pending
   // and must be cancelled here, or it would end the next, unrelated turn.
@@ -58,8 +58,10 @@ void EventLoop::turn(App& app, std::uint64_t requestId, Body&& body) {
     isolate->TerminateExecution();
     isolate->PerformMicrotaskCheckpoint();
   }
-  if (terminated || byWatchdog || heap) isolate->CancelTerminateExecution();
-  std::chrono::nanoseconds used = threadCpuTime() - cpuStart;
+  if (terminated || byWatchdog || heap) {
+    isolate->CancelTerminateExecution();
+    used = threadCpuTime() - cpuStart;  // with what ending it cost
+  }
   turnCpuStart_ = std::chrono::nanoseconds(0);
   app.state.currentRequest = 0;
   app.state.currentRequestId.clear();

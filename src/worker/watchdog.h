@@ -44,15 +44,19 @@ class Watchdog {
   Watchdog& operator=(const Watchdog&) = delete;
 
   // Starts a turn in `isolate` that may use `cpuBudget` of CPU time before it is terminated;
-  // `app` (an appTag, 0 for none) is published as whose turn it is.
-  void arm(std::chrono::nanoseconds cpuBudget, IsolateOwner& isolate, std::uint64_t app = 0);
+  // `app` (an appTag, 0 for none) is published as whose turn it is. Returns the thread's CPU
+  // time at the start: a read of the CPU clock is a system call, and one serves the caller's
+  // accounting too.
+  std::chrono::nanoseconds arm(std::chrono::nanoseconds cpuBudget, IsolateOwner& isolate,
+                               std::uint64_t app = 0);
   // Ends the turn; no termination reaches its isolate after this returns. True when the
   // watchdog terminated it; the caller must then CancelTerminateExecution (a termination
   // requested just after the JavaScript returned would otherwise hit the next turn).
-  bool disarm();
+  // `cpuUsed`, when given, gets the CPU time the turn used (0 when none was armed).
+  bool disarm(std::chrono::nanoseconds* cpuUsed = nullptr);
 
  private:
-  std::chrono::nanoseconds cpuNow() const;
+  std::chrono::nanoseconds cpuNow() const;  // the watched thread's CPU time, from any thread
   void run();
 
   clockid_t cpuClock_{};
