@@ -1,7 +1,5 @@
 #include "front/http_session.h"
 
-#include <sys/socket.h>
-
 #include <algorithm>
 #include <cstring>
 #include <exception>

@@ -55,7 +55,6 @@ class ReactorRef {
                    : std::make_unique<Reactor>(threads, std::move(name), std::move(onEscape))),
         reactor_(given ? *given : *own_) {}
 
-  Reactor& get() { return reactor_; }
   boost::asio::io_context& io() { return reactor_.io(); }
   // Stops an own reactor (a given one goes on: others run on it).
   void stopIfOwned() {

@@ -52,14 +52,13 @@ void SocketWriter::flush(std::shared_ptr<const void> owner) {
   asio::async_write(socket_, buffers_,
                     asio::bind_executor(strand_, [this, owner = std::move(owner)](
                                                      const boost::system::error_code& ec,
-                                                     std::size_t) mutable {
-                      written(ec, std::move(owner));
+                                                     std::size_t bytes) mutable {
+                      written(ec, bytes, std::move(owner));
                     }));
 }
 
-void SocketWriter::written(const boost::system::error_code& ec, std::shared_ptr<const void> owner) {
-  std::size_t bytes = 0;
-  for (const std::string& frame : writing_) bytes += frame.size();
+void SocketWriter::written(const boost::system::error_code& ec, std::size_t bytes,
+                           std::shared_ptr<const void> owner) {
   writing_.clear();
   std::unique_lock<std::mutex> lock(mutex_);
   if (!broken_) queued_ -= bytes;

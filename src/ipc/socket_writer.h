@@ -25,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include "ipc/frame_outbox.h"
+
 namespace isolane {
 
 class SocketWriter {
@@ -32,7 +34,8 @@ class SocketWriter {
   using Socket = boost::asio::local::stream_protocol::socket;
   using Strand = boost::asio::strand<boost::asio::io_context::executor_type>;
   using OnBroken = std::function<void(const std::string& why)>;
-  static constexpr std::size_t kMaxQueuedBytes = std::size_t{512} << 20;
+  // The same bound as the worker's end of the socket.
+  static constexpr std::size_t kMaxQueuedBytes = FrameOutbox::kMaxQueuedBytes;
 
   // `socket` runs on `strand`; both outlive the writer's handlers (see send()).
   SocketWriter(Strand strand, Socket& socket, OnBroken onBroken,
@@ -52,7 +55,9 @@ class SocketWriter {
 
  private:
   void flush(std::shared_ptr<const void> owner);  // on the strand
-  void written(const boost::system::error_code& ec, std::shared_ptr<const void> owner);
+  // `bytes`: what the write took (all of the batch, unless `ec`: then the writer breaks).
+  void written(const boost::system::error_code& ec, std::size_t bytes,
+               std::shared_ptr<const void> owner);
   // Marks the socket given up on; true when this call did (then `onBroken` is due).
   bool breakLocked();
 
