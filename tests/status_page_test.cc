@@ -27,6 +27,9 @@ TEST(StatusPage, APageNotYetPublishedSaysNothing) {
   StatusPage page;
   page.threads = 4;
   EXPECT_FALSE(readWorkerLoad(page, std::chrono::steady_clock::now(), 50ms).published);
+  page.magic.store(StatusPage::kMagic);
+  EXPECT_EQ(readWorkerLoad(page, std::chrono::steady_clock::now(), 50ms).longestPass, 0ms)
+      << "every thread waits";
 }
 
 TEST(StatusPage, ThreadsInALongTurnAreWedged) {
@@ -36,6 +39,8 @@ TEST(StatusPage, ThreadsInALongTurnAreWedged) {
   page.thread[0].turnSinceNs = ns(now - 200ms);  // wedged
   page.thread[1].turnSinceNs = ns(now - 10ms);   // a short turn
   page.thread[2].turnSinceNs = 0;                // between turns
+  page.thread[0].passSinceNs = ns(now - 300ms);  // working since it woke, 300 ms ago
+  page.thread[1].passSinceNs = ns(now - 10ms);
   page.thread[0].pending = 5;
   page.thread[1].pending = 2;
   page.thread[2].cpuNs = 7;
@@ -45,6 +50,7 @@ TEST(StatusPage, ThreadsInALongTurnAreWedged) {
   EXPECT_EQ(load.threads, 3u);
   EXPECT_EQ(load.wedged, 1u);
   EXPECT_EQ(load.longestTurn, 200ms);
+  EXPECT_EQ(load.longestPass, 300ms);
   EXPECT_EQ(load.pending, 7u);
   EXPECT_EQ(load.cpuNs, 7u);
 }
@@ -55,6 +61,7 @@ TEST(StatusPage, WhatAWorkerWritesIsClamped) {
   Time now = std::chrono::steady_clock::now();
   for (auto& t : page.thread) {
     t.turnSinceNs = ns(now + 1h);  // in the future: "just now", never negative
+    t.passSinceNs = ns(now + 1h);
     t.pending = ~std::uint64_t{0};
     t.cpuNs = ~std::uint64_t{0};
   }
@@ -63,6 +70,7 @@ TEST(StatusPage, WhatAWorkerWritesIsClamped) {
   EXPECT_EQ(load.threads, StatusPage::kMaxThreads);
   EXPECT_EQ(load.wedged, 0u);
   EXPECT_EQ(load.longestTurn, 0ms);
+  EXPECT_EQ(load.longestPass, 1ms);  // working, since just now
   EXPECT_EQ(load.pending, std::uint64_t{StatusPage::kMaxThreads} << 24);  // no overflow
   EXPECT_GT(load.cpuNs, 0u);
 }

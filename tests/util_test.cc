@@ -2,7 +2,9 @@
 // UTF-8 well-formedness as the WHATWG decoder defines it.
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -62,6 +64,66 @@ TEST(Doorbell, WakesASleeperFromAnotherThread) {
   std::thread t([&] { bell.ring(); });
   bell.wait();  // returns only because it was rung
   t.join();
+}
+
+TEST(Doorbell, ParksForItsOwnDescriptorToo) {
+  Doorbell bell;
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  // Nothing to read and no ring: the timeout.
+  Doorbell::Woken w = bell.park(std::chrono::milliseconds(20), fds[0]);
+  EXPECT_FALSE(w.rung);
+  EXPECT_FALSE(w.readable);
+  // Bytes on the descriptor wake it, with no ring.
+  ASSERT_EQ(::write(fds[1], "x", 1), 1);
+  w = bell.park(std::chrono::seconds(10), fds[0]);
+  EXPECT_FALSE(w.rung);
+  EXPECT_TRUE(w.readable);
+  char c;
+  ASSERT_EQ(::read(fds[0], &c, 1), 1);
+  // A ring from another thread wakes a park on a silent descriptor.
+  std::thread t([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    bell.ring();
+  });
+  w = bell.park(std::nullopt, fds[0]);
+  t.join();
+  EXPECT_TRUE(w.rung);
+  EXPECT_FALSE(w.readable);
+  ::close(fds[0]);
+  ::close(fds[1]);
+}
+
+TEST(Doorbell, TakeConsumesARingThatCameBefore) {
+  Doorbell bell;
+  EXPECT_FALSE(bell.take());
+  bell.ring();
+  EXPECT_TRUE(bell.take());
+  EXPECT_FALSE(bell.waitUntil(std::chrono::steady_clock::now() + std::chrono::milliseconds(10)));
+}
+
+TEST(Doorbell, NoRingIsLostBetweenThreads) {
+  // Every ring that follows a push is seen: the sleeper never waits while a push is unseen.
+  Doorbell bell;
+  std::atomic<int> pushed{0};
+  constexpr int kPushes = 20000;
+  std::thread ringer([&] {
+    for (int i = 0; i < kPushes; ++i) {
+      pushed.fetch_add(1);
+      bell.ring();
+    }
+  });
+  int seen = 0;
+  int timedOut = 0;  // a park that saw nothing new for 5 s: a ring was lost
+  while (seen < kPushes) {
+    if (pushed.load() == seen) {
+      Doorbell::Woken w = bell.park(std::chrono::seconds(5), -1);
+      if (!w.rung && pushed.load() == seen) ++timedOut;
+    }
+    seen = pushed.load();
+  }
+  ringer.join();
+  EXPECT_EQ(timedOut, 0);
 }
 
 bool valid(std::initializer_list<int> bytes) {

@@ -174,6 +174,34 @@ TEST(WorkerLifecycle, AHeartbeatIsAnsweredOnceAndOnlyByItsNumber) {
   EXPECT_EQ(w.life.due(at(801)).kind, WorkerLifecycle::Due::Kind::kKill);
 }
 
+TEST(WorkerLifecycle, ALateHeartbeatIsExcusedWhileTheWorkerSaysItIsBusyWithinTheGrace) {
+  LifecycleOptions options = kOptions;
+  options.busyGrace = milliseconds(3000);
+  WorkerLifecycle life(options, [](const WorkerTransition&) {});
+  life.spawned(at(0));
+  ASSERT_FALSE(life.hello(at(0)).has_value());
+  ASSERT_TRUE(life.heartbeatAnswered(life.firstHeartbeat(at(0)), at(1)).has_value());
+  ASSERT_TRUE(life.markReady(at(1)));
+  ASSERT_EQ(life.due(at(501)).kind, WorkerLifecycle::Due::Kind::kHeartbeat);
+  life.heartbeatSent(at(501));
+  using Kind = WorkerLifecycle::Due::Kind;
+  // Past the timeout: a kill when idle, nothing while a thread has worked for less than the
+  // grace (it answers when its pass ends), a kill once the pass has gone on for the grace.
+  EXPECT_EQ(life.due(at(702), milliseconds(0)).kind, Kind::kKill);
+  EXPECT_EQ(life.due(at(702), milliseconds(1)).kind, Kind::kNothing);
+  EXPECT_EQ(life.due(at(2500), milliseconds(2999)).kind, Kind::kNothing);
+  EXPECT_EQ(life.due(at(2500), milliseconds(3000)).kind, Kind::kKill);
+  // Without a grace (code mode's workers, whose reader thread answers at once): never excused.
+  Watched w;
+  w.life.spawned(at(0));
+  ASSERT_FALSE(w.life.hello(at(0)).has_value());
+  ASSERT_TRUE(w.life.heartbeatAnswered(w.life.firstHeartbeat(at(0)), at(1)).has_value());
+  ASSERT_TRUE(w.life.markReady(at(1)));
+  ASSERT_EQ(w.life.due(at(501)).kind, Kind::kHeartbeat);
+  w.life.heartbeatSent(at(501));
+  EXPECT_EQ(w.life.due(at(702), milliseconds(5)).kind, Kind::kKill);
+}
+
 TEST(WorkerLifecycle, ADeathWithoutAKillKeepsHowItWentAndTheRest) {
   Watched w;
   w.life.spawned(at(0));

@@ -563,5 +563,6 @@ TEST(ExecutorQueue, FullQueueRefusesWithoutLosingTheJob) {
   EXPECT_EQ(answered.load(), accepted) << "every accepted job is answered";
 }
 
+
 }  // namespace
 }  // namespace isolane

@@ -38,6 +38,13 @@ WorkerLoad readWorkerLoad(const StatusPage& page, std::chrono::steady_clock::tim
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::nanoseconds(turnNs));
     if (inLongTurn(t, nowNs, wedgeAfter)) ++load.wedged;
     load.longestTurn = std::max(load.longestTurn, turn);
+    std::int64_t passSince = t.passSinceNs.load(std::memory_order_relaxed);
+    if (passSince > 0) {
+      auto pass = std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::nanoseconds(std::max<std::int64_t>(0, nowNs - passSince)));
+      // Working "since now" counts: a pass that began in the future has just begun.
+      load.longestPass = std::max({load.longestPass, pass, std::chrono::milliseconds(1)});
+    }
     // Clamped so that a sum over 64 threads cannot overflow.
     load.pending += std::min<std::uint64_t>(t.pending.load(std::memory_order_relaxed), 1u << 24);
     load.cpuNs += std::min<std::uint64_t>(t.cpuNs.load(std::memory_order_relaxed), 1ull << 56);

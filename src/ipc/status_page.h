@@ -75,6 +75,9 @@ struct WorkerLoad {
   std::uint32_t threads = 0;  // executor threads
   std::uint32_t wedged = 0;   // threads inside one turn for longer than the threshold
   std::chrono::milliseconds longestTurn{0};  // the longest turn in progress
+  // The longest pass in progress (a thread working since it woke; 0: every thread waits). A
+  // worker whose one thread reads its socket itself answers a heartbeat when its pass ends.
+  std::chrono::milliseconds longestPass{0};
   std::uint64_t pending = 0;                 // requests the threads hold, summed
   std::uint64_t cpuNs = 0;                   // CPU used by turns, summed
   // The least standing delay of its threads (a request sent there waits at least about this

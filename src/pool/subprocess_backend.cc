@@ -78,9 +78,12 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
     slot->budget = CrashBudget(options_.crashBudget);
     slot->backoff = FloorBackoff(options_.crashBudget);
     const Slot* raw = slot.get();
+    // A worker with one executor thread answers its heartbeat between passes: a pass as long as
+    // a request's CPU limit allows, and the grace a hang gets, does not make it a missed one.
     slot->life =
         WorkerLifecycle(LifecycleOptions{options_.spawnTimeout, options_.heartbeatInterval,
-                                         options_.heartbeatTimeout},
+                                         options_.heartbeatTimeout,
+                                         options_.requestCpuLimit + options_.hangGrace},
                         [this, raw](const WorkerTransition& t) { onTransitionLocked(*raw, t); });
     slots_.push_back(std::move(slot));
   };

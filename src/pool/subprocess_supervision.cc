@@ -346,7 +346,13 @@ void SubprocessBackend::superviseOnce() {
         }
         continue;
       }
-      WorkerLifecycle::Due due = slot.life.due(now);
+      std::chrono::milliseconds longestPass{0};
+      if (slot.status) {
+        longestPass = readWorkerLoad(slot.status->page(), std::chrono::steady_clock::now(),
+                                     options_.wedgedTurn)
+                          .longestPass;
+      }
+      WorkerLifecycle::Due due = slot.life.due(now, longestPass);
       if (due.kind == WorkerLifecycle::Due::Kind::kKill) {
         killLocked(slot, due.reason);
       } else if (due.kind == WorkerLifecycle::Due::Kind::kHeartbeat) {

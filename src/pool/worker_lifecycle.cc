@@ -98,7 +98,7 @@ std::optional<std::chrono::nanoseconds> WorkerLifecycle::heartbeatAnswered(std::
   return now - heartbeatSentAt_;
 }
 
-WorkerLifecycle::Due WorkerLifecycle::due(SteadyTime now) {
+WorkerLifecycle::Due WorkerLifecycle::due(SteadyTime now, std::chrono::milliseconds longestPass) {
   Due d;
   switch (state_) {
     case WorkerState::kSpawning:
@@ -112,7 +112,8 @@ WorkerLifecycle::Due WorkerLifecycle::due(SteadyTime now) {
     case WorkerState::kReady:
     case WorkerState::kDraining:
       if (heartbeatOutstanding_) {
-        if (now - heartbeatSentAt_ > options_.heartbeatTimeout) {
+        bool excused = longestPass.count() > 0 && longestPass < options_.busyGrace;
+        if (now - heartbeatSentAt_ > options_.heartbeatTimeout && !excused) {
           d.kind = Due::Kind::kKill;
           d.reason = "missed a heartbeat (no answer within " +
                      std::to_string(options_.heartbeatTimeout.count()) + " ms)";

@@ -41,6 +41,10 @@ struct LifecycleOptions {
   std::chrono::milliseconds spawnTimeout{10'000};  // from spawn to ready
   std::chrono::milliseconds heartbeatInterval{5'000};
   std::chrono::milliseconds heartbeatTimeout{2'000};
+  // A heartbeat unanswered past heartbeatTimeout is excused while the worker's status page shows
+  // a thread working for less than this (its one executor thread reads the socket between its
+  // passes: worker/master_inbox.h); 0: never.
+  std::chrono::milliseconds busyGrace{0};
 };
 
 // What changed, for the pool's sink. `reason` says why (a kill's, a death's, a drain's); the time
@@ -113,8 +117,9 @@ class WorkerLifecycle {
   };
   // spawning and loading: past the spawn deadline, a kill. ready and draining: a heartbeat every
   // heartbeatInterval (its sequence number, marked outstanding), a kill once one goes unanswered
-  // past heartbeatTimeout.
-  Due due(SteadyTime now);
+  // past heartbeatTimeout, unless `longestPass` (how long the worker's busiest thread has been
+  // working without a pause, as its status page says; 0: idle, or no page) is within busyGrace.
+  Due due(SteadyTime now, std::chrono::milliseconds longestPass = {});
 
  private:
   void moveTo(WorkerState to, SteadyTime now, const std::string& reason, bool death = false);

@@ -8,6 +8,10 @@
 #include "worker/delay_monitor.h"
 
 namespace isolane {
+namespace {
+// The executor whose thread this is (null on any other thread).
+thread_local const Executor* tlsRunning = nullptr;
+}  // namespace
 
 Executor::Executor(const ExecutorOptions& options, LogSink& log, const Clock& clock)
     : options_(options),
@@ -21,6 +25,11 @@ Executor::Executor(const ExecutorOptions& options, LogSink& log, const Clock& cl
 Executor::~Executor() { stop(); }
 
 Status Executor::loadApp(const AppSpec& spec, AppLoadReport* report, bool warm) {
+  if (tlsRunning == this && here_ != nullptr) {  // from its own inbox: it would wait for itself
+    Status s = here_->load(spec, warm, report);
+    publish(*here_);
+    return s;
+  }
   std::future<Status> outcome;
   {
     auto q = commands_.lock();
@@ -165,6 +174,19 @@ void Executor::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+void Executor::attachInbox(ExecutorInbox* inbox) {
+  inbox_.store(inbox, std::memory_order_release);
+  doorbell_.ring();
+}
+
+bool Executor::park(std::optional<std::chrono::steady_clock::time_point> until,
+                    ExecutorInbox* inbox) {
+  std::optional<std::chrono::nanoseconds> timeout;
+  if (until) timeout = *until - std::chrono::steady_clock::now();
+  if (inbox && inbox->holding()) return true;  // what a stand-in left it: no wait
+  return doorbell_.park(timeout, inbox ? inbox->fd() : -1).readable || (inbox && inbox->holding());
+}
+
 void Executor::publish(AppIsolates& isolates) {
   AppIsolates::Stats stats = isolates.stats();
   heapUsed_.store(stats.heapUsedBytes, std::memory_order_relaxed);
@@ -177,11 +199,21 @@ void Executor::run() {
   pthread_setname_np(pthread_self(), "isolane-exec");
   // Shared by the thread's app isolates: one turn runs at a time, so one watchdog; one fetch
   // client, so one reactor thread and one connection pool.
-  Watchdog watchdog(&status_, std::chrono::milliseconds(10), options_.onLongTurn);
+  Watchdog watchdog(&status_, std::chrono::milliseconds(10), [this] {
+    if (options_.onLongTurn) options_.onLongTurn();
+    if (ExecutorInbox* inbox = inbox_.load(std::memory_order_acquire)) inbox->busy(doorbell_);
+  });
   FetchRouter fetch(options_.egress
                         ? options_.egress(doorbell_)
                         : std::make_unique<FetchClient>(doorbell_, options_.loop.fetch));
   AppIsolates isolates(options_.loop, options_.isolates, clock_, log_, doorbell_, watchdog, fetch);
+  tlsRunning = this;
+  here_ = &isolates;
+  // The inbox, once attached and until it has nothing more to give; whether to read it this pass
+  // (it was readable when the thread woke, or the thread did not park).
+  ExecutorInbox* inbox = nullptr;
+  bool inboxDone = false;
+  bool readInbox = true;
   DelayMonitor delays(status_);
   // When each app last started a request (a sequence number), for its turn in the queue.
   std::unordered_map<std::string, std::uint64_t> lastStarted;
@@ -192,17 +224,19 @@ void Executor::run() {
   auto publishStats = [&, last = std::chrono::steady_clock::time_point()]() mutable {
     // Which apps the thread hosts steers the router, and the isolate counts are cheap: published
     // every pass they changed. Heap figures cost a walk over the isolates: a few times a second.
-    bool changed = isolates.hostedVersion() != hostedVersion ||
-                   isolates.count() != isolates_.load() || isolates.recycled() != recycled_.load();
-    if (isolates.hostedVersion() != hostedVersion) {
+    bool hostedChanged = isolates.hostedVersion() != hostedVersion;
+    bool changed = hostedChanged || isolates.count() != isolates_.load() ||
+                   isolates.recycled() != recycled_.load();
+    auto t = std::chrono::steady_clock::now();
+    if (changed || t - last >= std::chrono::milliseconds(250)) {
+      last = t;
+      publish(isolates);  // first: whoever sees an app hosted sees its isolate counted
+    }
+    if (hostedChanged) {
       hostedVersion = isolates.hostedVersion();
       std::vector<std::string> now = isolates.hosted();
       *hosted_.lock() = std::unordered_set<std::string>(now.begin(), now.end());
     }
-    auto t = std::chrono::steady_clock::now();
-    if (!changed && t - last < std::chrono::milliseconds(250)) return;
-    last = t;
-    publish(isolates);
   };
   for (;;) {
     // Busy from waking to parking: a turn, and also what comes between turns (flushing what a
@@ -213,6 +247,18 @@ void Executor::run() {
                                     .count(),
                                 std::memory_order_relaxed);
     }
+    if (inbox == nullptr && !inboxDone) {
+      inbox = inbox_.load(std::memory_order_acquire);
+      readInbox = inbox != nullptr;  // just attached: it may hold what was sent before
+    }
+    if (inbox != nullptr && readInbox && !inbox->drain()) {
+      inbox = nullptr;
+      inboxDone = true;
+    }
+    readInbox = true;
+    // Whatever rang before this point is looked at in this pass (the requests the inbox handed on
+    // just now rang too): the ring need not wake the thread again for an empty pass.
+    doorbell_.take();
     commands_.lock()->swap(commands);
     for (auto& command : commands) {
       command.outcome.set_value(isolates.load(command.spec, command.warm, command.report));
@@ -301,6 +347,7 @@ void Executor::run() {
     publishStats();
 
     if (stopping_) {
+      here_ = nullptr;
       isolates.failAll(FailureKind::kShuttingDown, "server is stopping");
       requests_.close();  // after this drain nothing more can arrive
       requests_.drainInto(jobs);
@@ -328,11 +375,7 @@ void Executor::run() {
     status_.passSinceNs.store(0, std::memory_order_relaxed);
     // Free now: it may take over what waits behind another thread's long turn (rings us).
     if (options_.beforePark) options_.beforePark();
-    if (until) {
-      doorbell_.waitUntil(*until);
-    } else {
-      doorbell_.wait();
-    }
+    readInbox = park(until, inbox);
   }
 }
 

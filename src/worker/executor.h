@@ -24,6 +24,7 @@
 #include "util/result.h"
 #include "worker/app_isolates.h"
 #include "worker/event_loop.h"
+#include "worker/executor_inbox.h"
 #include "worker/request_job.h"
 
 namespace isolane {
@@ -56,9 +57,9 @@ class Executor {
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
-  // Safe from any thread. Loads the app on the executor thread and waits for the outcome.
-  // `warm`: its isolate is made now (and a broken module is an error); else it is made when the
-  // first request for it arrives.
+  // Safe from any thread. Loads the app on the executor thread and waits for the outcome (on the
+  // executor thread itself, e.g. from its inbox: at once). `warm`: its isolate is made now (and a
+  // broken module is an error); else it is made when the first request for it arrives.
   Status loadApp(const AppSpec& spec, AppLoadReport* report = nullptr, bool warm = true);
 
   // Safe from any thread. False when the queue is full or the executor is stopping; `job` is
@@ -67,6 +68,10 @@ class Executor {
 
   // Safe from any thread. Answers every queued and running request with kShuttingDown and joins.
   void stop();
+
+  // Safe from any thread, once. From its next pass the thread reads `inbox` itself (it outlives
+  // the executor, or stop() comes first) and waits for it together with its doorbell.
+  void attachInbox(ExecutorInbox* inbox);
 
   // Safe from any thread. The client of the request submitted with job.cancelKey == key went
   // away (see EventLoop::cancelRequest). Unknown or finished keys are ignored.
@@ -167,6 +172,9 @@ class Executor {
     return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(v));
   }
   void run();
+  // On the executor thread: parks until rung, `until`, or (with an inbox) its descriptor is
+  // readable; returns whether it is.
+  bool park(std::optional<std::chrono::steady_clock::time_point> until, ExecutorInbox* inbox);
   void pushControl(Control control);
   void publish(AppIsolates& isolates);
 
@@ -187,6 +195,8 @@ class Executor {
 
   Doorbell doorbell_;
   std::atomic<bool> stopping_{false};
+  std::atomic<ExecutorInbox*> inbox_{nullptr};
+  AppIsolates* here_ = nullptr;  // the thread's isolates, while run() runs; executor thread only
   std::atomic<std::size_t> heapUsed_{0};
   std::atomic<std::size_t> heapLimit_{0};
   std::atomic<std::uint64_t> executions_{0};

@@ -32,6 +32,7 @@ ExecutorSet::ExecutorSet(std::size_t threads, const ExecutorOptions& options, Lo
   regular_ = threads;
   if (reserve) ++threads;
   moveQueued_ = moveQueued && threads > 1 && threads <= StatusPage::kMaxThreads;
+  single_ = threads == 1;
   executors_.reserve(threads);
   for (std::size_t i = 0; i < threads; ++i) {
     ExecutorOptions o = options;
@@ -144,12 +145,14 @@ bool ExecutorSet::reserveTakes(const std::string& app,
   return true;
 }
 
-bool ExecutorSet::submit(RequestJob& job) { return submitTo(pick(job.request.app), job); }
+bool ExecutorSet::submit(RequestJob& job) {
+  return submitTo(single_ ? 0 : pick(job.request.app), job);
+}
 
 bool ExecutorSet::submitTo(std::size_t i, RequestJob& job) {
   if (i >= executors_.size()) i = 0;
   std::uint64_t key = job.cancelKey;
-  if (key == 0) return executors_[i]->submit(job);
+  if (key == 0 || single_) return executors_[i]->submit(job);
   routes_.lock()->insert_or_assign(key, i);
   // The route lives until the answer, or until its streamed body ends.
   auto original = std::make_shared<std::function<void(AppResponse)>>(std::move(job.done));
@@ -171,7 +174,14 @@ bool ExecutorSet::submitTo(std::size_t i, RequestJob& job) {
   return false;
 }
 
+bool ExecutorSet::attachInbox(ExecutorInbox* inbox) {
+  if (!single_) return false;
+  executors_[0]->attachInbox(inbox);
+  return true;
+}
+
 Executor* ExecutorSet::routeOf(std::uint64_t key) {
+  if (single_) return executors_[0].get();
   auto routes = routes_.lock();
   auto it = routes->find(key);
   return it == routes->end() ? nullptr : executors_[it->second].get();
@@ -180,6 +190,7 @@ Executor* ExecutorSet::routeOf(std::uint64_t key) {
 void ExecutorSet::forget(std::uint64_t key) { routes_.lock()->erase(key); }
 
 void ExecutorSet::cancel(std::uint64_t key) {
+  if (single_) return executors_[0]->cancel(key);
   auto routes = routes_.lock();  // held: the request cannot move meanwhile
   auto it = routes->find(key);
   if (it != routes->end()) executors_[it->second]->cancel(key);

@@ -60,6 +60,10 @@ class ExecutorSet {
   void toolAnswer(std::uint64_t key, std::uint64_t call, bool ok, std::string text);
   void stop();
 
+  // With one thread (no reserve): that thread reads `inbox` itself from now on, and true. With
+  // several: false, and the caller reads it and hands on what it holds.
+  bool attachInbox(ExecutorInbox* inbox);
+
   // The threads requests are spread over (the reserve not counted); thread indexes go up to
   // size(), which is the reserve's when there is one.
   std::size_t size() const { return regular_; }
@@ -96,6 +100,8 @@ class ExecutorSet {
   Guarded<std::unordered_map<std::uint64_t, std::size_t>> routes_;
   std::vector<std::unique_ptr<Executor>> executors_;
   std::size_t regular_ = 0;  // executors_ before the reserve
+  // One thread: every request and control goes to it, with no route kept and nothing to move.
+  bool single_ = false;
   bool moveQueued_ = false;
   std::atomic<bool> ready_{false};  // every executor is made: the hooks may move requests
   // Per thread: what its last scan that moved nothing saw (the other threads free, its pending

@@ -26,8 +26,8 @@ class WireEgressHub {
 
   // The channel of one executor thread; `wake` is its doorbell.
   std::unique_ptr<EgressChannel> channel(Doorbell& wake);
-  // The reader thread: an event from the master. One for an operation no thread waits for (it
-  // was aborted and forgotten) is dropped.
+  // From the thread that reads the master's socket: an event from the master. One for an
+  // operation no thread waits for (it was aborted and forgotten) is dropped.
   void deliver(FetchEvent event);
 
  private:

@@ -91,6 +91,28 @@ TEST_F(ResilienceTest, RequestsWhoseClientsLeftAreDroppedBeforeTheyRun) {
   EXPECT_GE(dropped, 5) << "ran " << ran << " of 8 abandoned requests";
 }
 
+// A worker with one executor thread reads its socket itself, between passes (worker/master_inbox.h):
+// a heartbeat sent while it is inside a long turn is answered when the turn ends, late, and the
+// master, whose status page shows the thread working, excuses it: the worker is not killed.
+TEST_F(ResilienceTest, AHeartbeatThatWaitsBehindALongTurnDoesNotKillTheWorker) {
+  ServerConfig config;
+  config.pool.size = 1;
+  config.executorThreads = 1;
+  config.pool.reserveThread = false;  // one thread: the one that reads the socket
+  config.pool.heartbeatInterval = 50ms;
+  config.pool.heartbeatTimeout = 100ms;
+  config.apps = {test::fixtureApp("spin", "spin.js", "/spin")};
+  start(std::move(config));
+  Response r = get(port_, "/spin?ms=1000");
+  EXPECT_EQ(r.result_int(), 200);
+  EXPECT_EQ(r.body(), "true");
+  Response after = get(port_, "/spin?ms=1");
+  EXPECT_EQ(after.result_int(), 200);
+  std::string page = metrics();
+  EXPECT_EQ(sample(page, "isolane_worker_spawns_total"), 1) << page;
+  EXPECT_EQ(sample(page, "isolane_worker_respawns_total"), 0) << page;
+}
+
 // 24 clients loop on a route that burns 20 ms of CPU, on one worker thread: their requests wait
 // ~0.5 s before they start, a standing queue. Arrivals of the flooding app are shed (503,
 // overloaded) within the first second; the requests of another app still get in.
