@@ -191,6 +191,9 @@ TEST(WorkerLifecycle, ALateHeartbeatIsExcusedWhileTheWorkerSaysItIsBusyWithinThe
   EXPECT_EQ(life.due(at(702), milliseconds(1)).kind, Kind::kNothing);
   EXPECT_EQ(life.due(at(2500), milliseconds(2999)).kind, Kind::kNothing);
   EXPECT_EQ(life.due(at(2500), milliseconds(3000)).kind, Kind::kKill);
+  // Never beyond timeout + grace after it was sent, whatever the page says (a new pass each time).
+  EXPECT_EQ(life.due(at(501 + 200 + 3000), milliseconds(1)).kind, Kind::kNothing);
+  EXPECT_EQ(life.due(at(501 + 200 + 3001), milliseconds(1)).kind, Kind::kKill);
   // Without a grace (code mode's workers, whose reader thread answers at once): never excused.
   Watched w;
   w.life.spawned(at(0));

@@ -112,7 +112,9 @@ WorkerLifecycle::Due WorkerLifecycle::due(SteadyTime now, std::chrono::milliseco
     case WorkerState::kReady:
     case WorkerState::kDraining:
       if (heartbeatOutstanding_) {
-        bool excused = longestPass.count() > 0 && longestPass < options_.busyGrace;
+        // Excused while a pass shorter than the grace runs, and never beyond the grace.
+        bool excused = longestPass.count() > 0 && longestPass < options_.busyGrace &&
+                       now - heartbeatSentAt_ <= options_.heartbeatTimeout + options_.busyGrace;
         if (now - heartbeatSentAt_ > options_.heartbeatTimeout && !excused) {
           d.kind = Due::Kind::kKill;
           d.reason = "missed a heartbeat (no answer within " +

@@ -214,6 +214,21 @@ void Executor::run() {
   ExecutorInbox* inbox = nullptr;
   bool inboxDone = false;
   bool readInbox = true;
+  std::chrono::steady_clock::time_point lastDrain;
+  auto drainInbox = [&] {
+    lastDrain = std::chrono::steady_clock::now();
+    if (!inbox->drain()) {
+      inbox = nullptr;
+      inboxDone = true;
+    }
+  };
+  // A pass of many short turns reads the inbox every kLongTurnMark too (a heartbeat, a
+  // withdrawal must not wait for the whole pass; one long turn has the inbox's stand-in).
+  auto drainIfLong = [&] {
+    if (inbox != nullptr && std::chrono::steady_clock::now() - lastDrain >= kLongTurnMark) {
+      drainInbox();
+    }
+  };
   DelayMonitor delays(status_);
   // When each app last started a request (a sequence number), for its turn in the queue.
   std::unordered_map<std::string, std::uint64_t> lastStarted;
@@ -251,10 +266,7 @@ void Executor::run() {
       inbox = inbox_.load(std::memory_order_acquire);
       readInbox = inbox != nullptr;  // just attached: it may hold what was sent before
     }
-    if (inbox != nullptr && readInbox && !inbox->drain()) {
-      inbox = nullptr;
-      inboxDone = true;
-    }
+    if (inbox != nullptr && readInbox) drainInbox();
     readInbox = true;
     // Whatever rang before this point is looked at in this pass (the requests the inbox handed on
     // just now rang too): the ring need not wake the thread again for an empty pass.
@@ -320,6 +332,7 @@ void Executor::run() {
       } else {
         delays.started(clock_.now() - job.received, std::chrono::steady_clock::now());
         isolates.start(std::move(job));
+        drainIfLong();
       }
     }
     if (!controls.cancelled.empty() || !controls.withdrawn.empty()) {
@@ -344,6 +357,7 @@ void Executor::run() {
       }
     }
     isolates.pump();
+    drainIfLong();
     publishStats();
 
     if (stopping_) {

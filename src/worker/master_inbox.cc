@@ -145,7 +145,7 @@ void MasterInbox::finish(int status) {
 
 void MasterInbox::busy(Doorbell& wake) {
   std::lock_guard<std::mutex> lock(standInMu_);
-  if (closing_) return;
+  if (closing_ || holding_.load()) return;  // a load waits for the thread: nothing to read
   wake_.store(&wake);
   standIn_.store(true);
   if (!standInThread_.joinable()) standInThread_ = std::thread([this] { standInLoop(); });
@@ -160,12 +160,14 @@ void MasterInbox::standInLoop() {
     if (closing_) return;
     lock.unlock();
     // Until the executor thread drains again (or the stand-in meets a load, or the end).
-    while (standIn_.load()) {
+    while (standIn_.load() && !holding_.load()) {
       pollfd readable{fd_, POLLIN, 0};
       if (::poll(&readable, 1, 10) <= 0) continue;
       std::unique_lock<std::mutex> reading(mu_, std::try_to_lock);
       if (!reading) {
-        std::this_thread::yield();  // the executor thread is reading: it is no longer busy
+        // The executor thread is reading (between turns, or loading an app in one): not for
+        // long, or not something the socket's next bytes may overtake.
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
         continue;
       }
       if (!ended_) readNow(/*aside=*/true);

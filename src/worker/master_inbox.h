@@ -55,7 +55,8 @@ class MasterInbox final : public ExecutorInbox {
   bool drain() override;
   // Starts the stand-in reading (until the next drain()).
   void busy(Doorbell& wake) override;
-  bool holding() const override { return holding_.load(); }
+  // A load left by the stand-in, or a stand-in still reading: the next drain() takes over.
+  bool holding() const override { return holding_.load() || standIn_.load(); }
 
   // Reads with blocking reads until the worker is to end; returns its exit status.
   int readUntilDone();

@@ -113,6 +113,35 @@ TEST_F(ResilienceTest, AHeartbeatThatWaitsBehindALongTurnDoesNotKillTheWorker) {
   EXPECT_EQ(sample(page, "isolane_worker_respawns_total"), 0) << page;
 }
 
+// A pass of many short turns (each under the 20 ms that starts the stand-in), longer than the
+// excuse of a busy worker (here 300 ms): the thread reads its socket between them, every 20 ms,
+// and answers its heartbeats in time.
+TEST_F(ResilienceTest, APassOfManyShortTurnsAnswersItsHeartbeatsBetweenThem) {
+  ServerConfig config;
+  config.pool.size = 1;
+  config.executorThreads = 1;
+  config.pool.reserveThread = false;
+  config.pool.heartbeatInterval = 50ms;
+  config.pool.heartbeatTimeout = 100ms;
+  config.requestCpuLimit = 200ms;
+  config.pool.hangGrace = 100ms;
+  config.apps = {test::fixtureApp("spin", "spin.js", "/spin")};
+  start(std::move(config));
+  std::vector<std::thread> crowd;
+  std::atomic<int> answered{0};
+  for (int i = 0; i < 40; ++i) {
+    crowd.emplace_back([&] {
+      int status = get(port_, "/spin?ms=12").result_int();
+      if (status == 200 || status == 503) ++answered;
+    });
+  }
+  for (auto& t : crowd) t.join();
+  EXPECT_EQ(answered, 40);
+  std::string page = metrics();
+  EXPECT_EQ(sample(page, "isolane_worker_spawns_total"), 1) << page;
+  EXPECT_EQ(sample(page, "isolane_worker_respawns_total"), 0) << page;
+}
+
 // 24 clients loop on a route that burns 20 ms of CPU, on one worker thread: their requests wait
 // ~0.5 s before they start, a standing queue. Arrivals of the flooding app are shed (503,
 // overloaded) within the first second; the requests of another app still get in.
