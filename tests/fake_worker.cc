@@ -2,6 +2,9 @@
 // purpose. `fake_worker MODE [--slot N]`, socket on descriptor 3.
 //   echo        answers every request 200 "fake"
 //   echo-slot   answers every request 200 "slot N" (N from its --slot argument)
+//   whole       answers every request 200 "fake whole" in one frame (a complete ResponseHead)
+//   whole-streamed  answers with a complete ResponseHead that also says its body streams
+//   head-with-body  answers with a ResponseHead that carries a body but is not complete
 //   garbage     answers a request with bytes that are not a frame
 //   oversize    answers a request with a length prefix over any ceiling
 //   unknown-id  answers a request with an End for an id it was never given
@@ -110,6 +113,16 @@ int main(int argc, char** argv) {
             put(std::string("\x7f\xff\xff\xff", 4));
           } else if (mode == "unknown-id") {
             put(encodeEnd(id + 1000, max).value());
+          } else if (mode == "whole") {
+            AppResponse r;
+            r.body = "fake whole";
+            put(encodeWholeResponse(id, r, max).value());
+          } else if (mode == "whole-streamed" || mode == "head-with-body") {
+            flatbuffers::FlatBufferBuilder fbb;
+            auto body = fbb.CreateVector(reinterpret_cast<const std::uint8_t*>("forged"), 6);
+            bool whole = mode == "whole-streamed";
+            auto m = wire::CreateResponseHead(fbb, id, 200, 0, 0, /*streamed=*/whole, body, whole);
+            put(finishFrame(fbb, wire::Message::ResponseHead, m.Union(), max).value());
           } else {
             AppResponse r;
             r.status = mode == "bad-status" ? 70000 : 200;

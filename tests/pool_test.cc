@@ -384,6 +384,26 @@ TEST_F(PoolTest, FrameForAnUnknownRequestEndsTheWorker) {
   expectReplacedAfterViolation(metrics_, "unknown-id", "for unknown request");
 }
 
+TEST_F(PoolTest, AWholeAnswerInItsHeadFrameReachesItsClient) {
+  SubprocessBackend pool(options(fakeWorker("whole"), 1), metrics_);
+  ASSERT_TRUE(pool.start({AppSpec{"x", "/x.js", {}}}));
+  for (int i = 0; i < 3; ++i) {  // and the request is forgotten: the next ones are answered too
+    AppResponse r = call(pool, "x", "/").get();
+    EXPECT_EQ(r.failure, FailureKind::kNone) << r.failureDetail;
+    EXPECT_EQ(r.status, 200);
+    EXPECT_EQ(r.body, "fake whole");
+  }
+  EXPECT_EQ(pool.workers()[0].inFlight, 0u);
+}
+
+TEST_F(PoolTest, ACompleteHeadThatSaysItStreamsEndsTheWorker) {
+  expectReplacedAfterViolation(metrics_, "whole-streamed", "complete response head that says");
+}
+
+TEST_F(PoolTest, ABodyInAHeadThatIsNotCompleteEndsTheWorker) {
+  expectReplacedAfterViolation(metrics_, "head-with-body", "a body in an incomplete head");
+}
+
 // The fake worker sends both Hellos before it reads its apps, and then answers them at once: the
 // master must not take the answers of a worker it is killing (before, it sometimes went ready).
 TEST_F(PoolTest, ASecondHelloIsAViolation) {

@@ -118,6 +118,35 @@ TEST(FrameOutbox, APeerThatClosesBreaksTheOutbox) {
   EXPECT_EQ(broken, 1);
 }
 
+TEST(Frames, AWholeResponseIsOneCompleteHeadWithItsBody) {
+  AppResponse r;
+  r.status = 201;
+  r.headers = {{"content-type", "text/plain"}};
+  r.body = "all of it";
+  auto bytes = encodeWholeResponse(9, r, kDefaultMaxFrameBytes);
+  ASSERT_TRUE(bytes) << bytes.error();
+  FrameReader reader(kDefaultMaxFrameBytes);
+  reader.append(bytes.value().data(), bytes.value().size());
+  const wire::Frame* f = nullptr;
+  std::string error;
+  ASSERT_EQ(reader.next(&f, &error), FrameReader::Next::kFrame);
+  const wire::ResponseHead* head = f->message_as_ResponseHead();
+  ASSERT_NE(head, nullptr);
+  EXPECT_TRUE(head->complete());
+  EXPECT_FALSE(head->streamed());
+  EXPECT_EQ(head->status(), 201);
+  ASSERT_NE(head->body(), nullptr);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(head->body()->data()), head->body()->size()),
+            "all of it");
+  EXPECT_EQ(reader.next(&f, &error), FrameReader::Next::kNeedMore);
+
+  r.streamed = true;  // a streamed body, or one over a chunk, is not whole
+  EXPECT_FALSE(encodeWholeResponse(9, r, kDefaultMaxFrameBytes));
+  r.streamed = false;
+  r.body.assign(kBodyChunkBytes + 1, 'x');
+  EXPECT_FALSE(encodeWholeResponse(9, r, kDefaultMaxFrameBytes));
+}
+
 TEST(Frames, CreditAndStreamedHeadRoundTrip) {
   AppResponse head;
   head.status = 200;

@@ -182,6 +182,20 @@ Result<std::string> encodeResponseHead(std::uint64_t id, const AppResponse& r, s
   return finish(fbb, wire::Message::ResponseHead, m.Union(), max);
 }
 
+Result<std::string> encodeWholeResponse(std::uint64_t id, const AppResponse& r, std::size_t max) {
+  if (r.streamed || r.body.size() > kBodyChunkBytes) {
+    return Error{"a whole response is not streamed and has at most " +
+                 std::to_string(kBodyChunkBytes) + " bytes of body"};
+  }
+  FlatBufferBuilder fbb(512 + r.body.size());
+  auto body =
+      fbb.CreateVector(reinterpret_cast<const std::uint8_t*>(r.body.data()), r.body.size());
+  auto m = wire::CreateResponseHead(fbb, id, static_cast<std::uint16_t>(r.status),
+                                    fbb.CreateString(r.statusText), headers(fbb, r.headers),
+                                    /*streamed=*/false, body, /*complete=*/true);
+  return finish(fbb, wire::Message::ResponseHead, m.Union(), max);
+}
+
 Result<std::string> encodeBodyChunk(std::uint64_t id, std::string_view data, std::size_t max) {
   if (data.size() > max) {
     return Error{"frame of more than " + std::to_string(data.size()) +

@@ -16,7 +16,7 @@
 
 namespace isolane {
 
-inline constexpr std::uint32_t kProtocolVersion = 6;
+inline constexpr std::uint32_t kProtocolVersion = 7;
 inline constexpr std::size_t kDefaultMaxFrameBytes = 32u << 20;  // 32 MiB
 inline constexpr std::size_t kFrameHeaderBytes = 4;
 // Response bodies that are not streamed cross in chunks of at most this size.
@@ -42,6 +42,10 @@ Result<std::string> encodeRequest(std::uint64_t id, const AppRequest& request,
                                   std::uint32_t deadlineMs, std::size_t maxFrameBytes);
 Result<std::string> encodeResponseHead(std::uint64_t id, const AppResponse& response,
                                        std::size_t maxFrameBytes);
+// The whole answer in one frame (a ResponseHead that is `complete`), for a body that is not
+// streamed and fits in one chunk (kBodyChunkBytes).
+Result<std::string> encodeWholeResponse(std::uint64_t id, const AppResponse& response,
+                                        std::size_t maxFrameBytes);
 Result<std::string> encodeBodyChunk(std::uint64_t id, std::string_view data,
                                     std::size_t maxFrameBytes);
 Result<std::string> encodeEnd(std::uint64_t id, std::size_t maxFrameBytes);

@@ -139,6 +139,11 @@ class SubprocessBackend final : public Backend {
   bool lastLiveOfLaneLocked(const Slot& slot, SteadyTime now) const;
   void startStreamLocked(std::uint64_t id, Pending& p, Slot& slot,
                          std::unique_lock<std::mutex>& lock);
+  // Bytes of a whole (not streamed) answer, held for its client and charged to the client
+  // budget; over that budget the body is dropped and the answer becomes a 503.
+  void takeBodyBytesLocked(Pending& p, const std::uint8_t* data, std::size_t n);
+  // A whole answer is in: to its client (unlocks mu_).
+  void completeLocked(std::uint64_t id, Pending& p, std::unique_lock<std::mutex>& lock);
   SteadyTime streamHangDeadline() const;
   // Strict lanes (PoolOptions::streamingLane): how many slots serve streaming apps only.
   std::size_t streamingLane() const;

@@ -137,6 +137,18 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
       p->response.status = m->status();
       p->response.statusText = m->status_text() ? m->status_text()->str() : "";
       p->response.headers = headersFrom(m->headers());
+      if (m->complete()) {  // the whole answer, its body with it: no chunk and no end follow
+        if (m->streamed()) return violation("a complete response head that says it streams");
+        if (m->body()) {
+          if (m->body()->size() > kMaxResponseBodyBytes) {
+            return violation("response body over " + std::to_string(kMaxResponseBodyBytes) +
+                             " bytes");
+          }
+          takeBodyBytesLocked(*p, m->body()->data(), m->body()->size());
+        }
+        return completeLocked(m->id(), *p, lock);
+      }
+      if (m->body() && m->body()->size() > 0) return violation("a body in an incomplete head");
       if (m->streamed()) startStreamLocked(m->id(), *p, slot, lock);
       return;
     }
@@ -156,23 +168,12 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
         return;
       }
       if (!p->done) return;  // a stream refused at its head: its bytes go nowhere
-      if (m->data() && p->discard.empty()) {
-        std::size_t n = m->data()->size();
-        if (p->response.body.size() + n > kMaxResponseBodyBytes) {
+      if (m->data()) {
+        if (p->response.body.size() + m->data()->size() > kMaxResponseBodyBytes) {
           return violation("response body over " + std::to_string(kMaxResponseBodyBytes) +
                            " bytes");
         }
-        // The whole answer is held for its client from here on: the client budget's bytes.
-        if (!p->bodyCharge) p->bodyCharge = ByteCharge::take(clientBuffers_, 0);
-        if (!p->bodyCharge.resize(p->response.body.size() + n)) {
-          p->bodyCharge.reset();
-          p->response.body.clear();
-          p->response.body.shrink_to_fit();
-          p->discard = "the bytes the server holds for clients are at client_buffer_mb (" +
-                       std::to_string(clientBuffers_->cap() >> 20) + " MiB)";
-          return;
-        }
-        p->response.body.append(reinterpret_cast<const char*>(m->data()->data()), n);
+        takeBodyBytesLocked(*p, m->data()->data(), m->data()->size());
       }
       return;
     }
@@ -188,18 +189,7 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
         drainQueue();
         return;
       }
-      AppResponse response = p->discard.empty()
-                                 ? std::move(p->response)
-                                 : AppResponse::shed("client-buffers-full", p->discard);
-      // The charge goes with the body to the front, which holds it until the client read it.
-      if (p->discard.empty() && p->bodyCharge) {
-        response.clientCharge = std::make_shared<ByteCharge>(std::move(p->bodyCharge));
-      }
-      p->bodyCharge.reset();
-      p->response.body.clear();
-      lock.unlock();
-      finish(id, std::move(response));
-      return;
+      return completeLocked(id, *p, lock);
     }
     case wire::Message::BodyCredit: {
       // May come after the request's answer (the app read its body afterwards, in waitUntil
@@ -266,6 +256,36 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
                 " frame");
       return;
   }
+}
+
+void SubprocessBackend::takeBodyBytesLocked(Pending& p, const std::uint8_t* data, std::size_t n) {
+  if (!p.discard.empty()) return;
+  // The whole answer is held for its client from here on: the client budget's bytes.
+  if (!p.bodyCharge) p.bodyCharge = ByteCharge::take(clientBuffers_, 0);
+  if (!p.bodyCharge.resize(p.response.body.size() + n)) {
+    p.bodyCharge.reset();
+    p.response.body.clear();
+    p.response.body.shrink_to_fit();
+    p.discard = "the bytes the server holds for clients are at client_buffer_mb (" +
+                std::to_string(clientBuffers_->cap() >> 20) + " MiB)";
+    return;
+  }
+  p.response.body.append(reinterpret_cast<const char*>(data), n);
+}
+
+void SubprocessBackend::completeLocked(std::uint64_t id, Pending& p,
+                                       std::unique_lock<std::mutex>& lock) {
+  AppResponse response = p.discard.empty() ? std::move(p.response)
+                                           : AppResponse::shed("client-buffers-full", p.discard);
+  // The charge goes with the body to the front, which holds it until the client read it.
+  if (p.discard.empty() && p.bodyCharge) {
+    response.clientCharge = std::make_shared<ByteCharge>(std::move(p.bodyCharge));
+  }
+  std::function<void(AppResponse)> done = std::move(p.done);
+  forgetLocked(id);  // `p` is gone from here
+  lock.unlock();
+  if (done) done(std::move(response));
+  drainQueue();
 }
 
 SteadyTime SubprocessBackend::streamHangDeadline() const {

@@ -33,8 +33,9 @@ class FrameStreamSink final : public StreamSink {
   const std::size_t max_;
 };
 
-// Head, chunks and end go out in one write: one syscall for a small response, not three. The
-// head of a streamed body goes alone; its pieces follow through FrameStreamSink.
+// A body that fits in one chunk goes whole, in its head's frame. A larger one goes as head, chunks
+// and end, in as few writes as the chunks allow. The head of a streamed body goes alone; its pieces
+// follow through FrameStreamSink.
 void sendResponse(FrameOutbox& out, std::uint64_t id, const AppResponse& r, std::size_t max) {
   if (r.failure == FailureKind::kNone && r.body.size() > kMaxResponseBodyBytes) {
     out.send(encodeFailure(id, FailureKind::kInternal,
@@ -46,6 +47,15 @@ void sendResponse(FrameOutbox& out, std::uint64_t id, const AppResponse& r, std:
   }
   if (r.failure != FailureKind::kNone) {
     out.send(encodeFailure(id, r.failure, r.failureDetail, max));
+    return;
+  }
+  if (!r.streamed && r.body.size() <= kBodyChunkBytes) {  // most answers: one frame
+    Result<std::string> whole = encodeWholeResponse(id, r, max);
+    if (!whole) {
+      out.send(encodeFailure(id, FailureKind::kInternal, "response: " + whole.error(), max));
+      return;
+    }
+    out.sendBytes(std::move(whole.value()), r.bodyHold);
     return;
   }
   Result<std::string> head = encodeResponseHead(id, r, max);
