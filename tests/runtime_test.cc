@@ -8,6 +8,7 @@
 #include "runtime/isolate_owner.h"
 #include "runtime/js_errors.h"
 #include "runtime/js_scope.h"
+#include "util/clock.h"
 #include "worker/watchdog.h"
 
 namespace isolane {
@@ -90,6 +91,43 @@ TEST(Watchdog, CountsCpuNotWallTime) {
   // Sleeping uses no CPU: the budget is not spent.
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_FALSE(watchdog.disarm());
+}
+
+// Spins until the thread has used `cpu` more CPU time.
+void burnCpu(std::chrono::nanoseconds cpu) {
+  std::chrono::nanoseconds until = threadCpuTime() + cpu;
+  while (threadCpuTime() < until) {
+  }
+}
+
+// A read of the CPU clock is a system call; a turn that starts right after another ended starts
+// from that end instead. It is never charged less than it used.
+TEST(Watchdog, ATurnRightAfterAnotherStartsFromItsEndAndIsNeverUndercharged) {
+  IsolateOwner owner(IsolateLimits{});
+  Watchdog watchdog;
+  int reused = 0;
+  for (int i = 0; i < 100; ++i) {
+    std::chrono::nanoseconds start = watchdog.arm(std::chrono::seconds(5), owner);
+    burnCpu(std::chrono::microseconds(20));
+    std::chrono::nanoseconds used{0};
+    watchdog.disarm(&used);
+    EXPECT_GE(used, std::chrono::microseconds(20));  // what it burnt, at least
+    std::chrono::nanoseconds next = watchdog.arm(std::chrono::seconds(5), owner);
+    watchdog.disarm();
+    EXPECT_GE(next, start + used);  // the clock never goes back
+    reused += next == start + used;
+  }
+  // Back to back, nearly all of them (a preemption between two may take longer than the reuse).
+  EXPECT_GT(reused, 50);
+
+  // CPU used between two turns further apart than kCpuReadReuse is nobody's: the clock is read.
+  std::chrono::nanoseconds start = watchdog.arm(std::chrono::seconds(5), owner);
+  std::chrono::nanoseconds used{0};
+  watchdog.disarm(&used);
+  burnCpu(std::chrono::milliseconds(2));
+  std::chrono::nanoseconds next = watchdog.arm(std::chrono::seconds(5), owner);
+  watchdog.disarm();
+  EXPECT_GE(next - (start + used), std::chrono::milliseconds(2));
 }
 
 }  // namespace

@@ -46,7 +46,10 @@ class Watchdog {
   // Starts a turn in `isolate` that may use `cpuBudget` of CPU time before it is terminated;
   // `app` (an appTag, 0 for none) is published as whose turn it is. Returns the thread's CPU
   // time at the start: a read of the CPU clock is a system call, and one serves the caller's
-  // accounting too.
+  // accounting too. A turn that starts within kCpuReadReuse of wall time after the last turn
+  // ended starts from that turn's end instead of reading the clock again: a thread's CPU time
+  // cannot grow faster than wall time, so the turn is charged at most that much of the work
+  // between the two (never less than it used), and its budget ends at most that much early.
   std::chrono::nanoseconds arm(std::chrono::nanoseconds cpuBudget, IsolateOwner& isolate,
                                std::uint64_t app = 0);
   // Ends the turn; no termination reaches its isolate after this returns. True when the
@@ -55,8 +58,12 @@ class Watchdog {
   // `cpuUsed`, when given, gets the CPU time the turn used (0 when none was armed).
   bool disarm(std::chrono::nanoseconds* cpuUsed = nullptr);
 
+  static constexpr std::chrono::microseconds kCpuReadReuse{50};
+
  private:
   std::chrono::nanoseconds cpuNow() const;  // the watched thread's CPU time, from any thread
+  // The CPU time at the start of a turn starting at `wallNow` (executor thread).
+  std::chrono::nanoseconds turnStartCpu(std::chrono::steady_clock::time_point wallNow);
   void run();
 
   clockid_t cpuClock_{};
@@ -76,6 +83,10 @@ class Watchdog {
   bool longTold_ = false;  // onLongTurn was called in the armed turn
   std::chrono::nanoseconds budget_{};
   IsolateOwner* target_ = nullptr;  // the isolate of the armed turn
+
+  // The executor thread's: its CPU time when its last turn ended, and the wall time then.
+  std::chrono::nanoseconds lastEndCpu_{-1};
+  std::chrono::steady_clock::time_point lastEndWall_{};
 
   std::thread thread_;  // last: starts after the fields above exist
 };
