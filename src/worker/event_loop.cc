@@ -53,7 +53,7 @@ EventLoop::~EventLoop() {
   // Globals must be reset before the isolate is disposed.
   streamCancels_.clear();
   hostOps_.clear();
-  timers_.clear();
+  timers_.clearAll();
   apps_.clear();
   prepared_.reset();
 }
@@ -146,9 +146,7 @@ Status EventLoop::loadApp(const AppSpec& spec, AppLoadReport* report) {
 
 void EventLoop::discardApp(std::unique_ptr<App> app) {
   // Timers the failed module set must not outlive it.
-  for (auto it = timers_.begin(); it != timers_.end();) {
-    it = it->second.app == app.get() ? timers_.erase(it) : std::next(it);
-  }
+  timers_.clearOfOwner(app.get());
   for (auto it = hostOps_.begin(); it != hostOps_.end();) {
     if (it->second.app == app.get()) {
       if (!it->second.service) fetch_.abort(it->first);
@@ -264,8 +262,7 @@ void EventLoop::finalize(std::uint64_t id) {
   abortStream(req, FailureKind::kInternal, "the request ended before its stream", "AbortError");
   deadlines_.erase({req.deadline, id});
   if (req.job.cancelKey) byCancelKey_.erase(req.job.cancelKey);
-  cancelTimersOf(req.timers, id);
-  compactTimerHeap();
+  timers_.clearOfRequest(req.timers, id);
   if (req.hostOps) {
     for (auto it = hostOps_.begin(); it != hostOps_.end();) {
       if (it->second.request == id) {
@@ -524,8 +521,7 @@ std::pair<std::size_t, std::size_t> EventLoop::heapStatistics() {
 }
 
 std::optional<SteadyTime> EventLoop::nextWake() const {
-  std::optional<SteadyTime> wake;
-  if (!timerHeap_.empty()) wake = timerHeap_.top().due;
+  std::optional<SteadyTime> wake = timers_.nextDue();
   if (!deadlines_.empty() && (!wake || deadlines_.begin()->first < *wake)) {
     wake = deadlines_.begin()->first;
   }

@@ -13,7 +13,6 @@
 #include <deque>
 #include <memory>
 #include <optional>
-#include <queue>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -32,6 +31,7 @@
 #include "worker/offload_pool.h"
 #include "worker/request_job.h"
 #include "worker/thread_shared.h"
+#include "worker/timer_queue.h"
 #include "worker/watchdog.h"
 
 namespace isolane {
@@ -135,7 +135,6 @@ class EventLoop final : public TimerHost, public HostOps {
     v8::Global<v8::Object> handler;  // the module's default export
     v8::Global<v8::Object> env;
     v8::Global<v8::Object> natives;  // handed to every dispatch: respond, fail, stream*
-    std::size_t timerCount = 0;
     // Code mode: the execution this context runs, and where its console lines go.
     std::shared_ptr<ExecutionSession> execution = {};
     std::unique_ptr<LogSink> console = {};
@@ -202,21 +201,6 @@ class EventLoop final : public TimerHost, public HostOps {
     std::uint64_t op;
     AppResponse response;
   };
-  struct Timer {
-    App* app;
-    std::uint64_t request;  // 0: created outside any request (module top level)
-    v8::Global<v8::Function> fn;
-    std::chrono::nanoseconds interval;
-    bool repeat;
-    std::uint64_t generation;  // matches the live heap entry
-  };
-  struct HeapEntry {
-    SteadyTime due;
-    std::uint64_t seq;  // FIFO among equal due times
-    std::uint32_t id;
-    std::uint64_t generation;
-    bool operator>(const HeapEntry& o) const { return due != o.due ? due > o.due : seq > o.seq; }
-  };
 
   // Runs `body` as one synchronous turn in `app`'s context on behalf of request `requestId`
   // (0: none): watchdog armed, microtasks run, termination handled.
@@ -244,8 +228,6 @@ class EventLoop final : public TimerHost, public HostOps {
   static void waitUntilSettled(const v8::FunctionCallbackInfo<v8::Value>& info);
   static constexpr int kMaxServiceDepth = 16;
   void fail(std::uint64_t id, FailureKind kind, const std::string& detail);
-  void compactTimerHeap();
-  void cancelTimersOf(const std::vector<std::uint32_t>& ids, std::uint64_t requestId);
   // The promise reactions a V8 task released, run outside any turn (runForegroundTasks): each
   // stretch of that checkpoint is charged to its request, told by a promise hook.
   struct Reaction {
@@ -328,10 +310,7 @@ class EventLoop final : public TimerHost, public HostOps {
   std::uint64_t nextRequest_ = 1;
   std::set<std::pair<SteadyTime, std::uint64_t>> deadlines_;  // (deadline, request id)
 
-  std::unordered_map<std::uint32_t, Timer> timers_;
-  std::priority_queue<HeapEntry, std::vector<HeapEntry>, std::greater<>> timerHeap_;
-  std::uint32_t nextTimer_ = 1;
-  std::uint64_t timerSeq_ = 0;
+  TimerQueue<App, v8::Global<v8::Function>> timers_;  // setTimeout and setInterval, every app's
 
   FetchRouter& fetch_;  // the thread's; events of this loop's operations land in fetchEvents_
   LocalApps& localApps_;

@@ -247,12 +247,7 @@ bool EventLoop::makeExecutionNatives(JsScope& js, v8::Local<v8::Object> natives)
 void EventLoop::runExecution(App& app, std::uint64_t id) {
   // Timers the modules set while they loaded are the execution's: charged to it, ended with it.
   Request& req = requests_.at(id);
-  for (auto& [timerId, timer] : timers_) {
-    if (timer.app == &app && timer.request == 0) {
-      timer.request = id;
-      req.timers.push_back(timerId);
-    }
-  }
+  timers_.adopt(&app, id, [&req](std::uint32_t timer) { req.timers.push_back(timer); });
   turn(app, id, [&](JsScope& js, v8::TryCatch& tryCatch) {
     v8::Isolate* isolate = js.isolate();
     v8::Local<v8::Value> run = getOwn(js, app.web.host.Get(isolate), js.str("runExecution"));
