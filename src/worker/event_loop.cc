@@ -171,7 +171,17 @@ void EventLoop::startRequest(RequestJob job) {
     return;
   }
   App& app = *found->second;
-  std::uint64_t id = nextRequest_++;
+  std::uint64_t id = job.cancelKey ? job.cancelKey : nextOwnId_++;
+  if (id >= kOwnIds && job.cancelKey) {  // a submitter's counter cannot get there
+    job.done(AppResponse::failed(FailureKind::kInternal,
+                                 "request id " + std::to_string(id) + " is out of range"));
+    return;
+  }
+  if (requests_.count(id)) {
+    job.done(AppResponse::failed(FailureKind::kInternal,
+                                 "request id " + std::to_string(id) + " is already in flight"));
+    return;
+  }
   SteadyTime deadline =
       (job.received == SteadyTime{} ? clock_.now() : job.received) + wallTimeoutOf(job);
   if (deadline <= clock_.now()) {
@@ -182,7 +192,6 @@ void EventLoop::startRequest(RequestJob job) {
                                    " ms: it waited that long before it started"));
     return;
   }
-  if (job.cancelKey) byCancelKey_[job.cancelKey] = id;
   requests_.emplace(id, Request{id, std::move(job), &app, deadline, {}, false, {}, {}, 0});
   deadlines_.emplace(deadline, id);
   if (app.execution) {
@@ -261,7 +270,6 @@ void EventLoop::finalize(std::uint64_t id) {
   Request& req = node.mapped();
   abortStream(req, FailureKind::kInternal, "the request ended before its stream", "AbortError");
   deadlines_.erase({req.deadline, id});
-  if (req.job.cancelKey) byCancelKey_.erase(req.job.cancelKey);
   timers_.clearOfRequest(req.timers, id);
   if (req.hostOps) {
     for (auto it = hostOps_.begin(); it != hostOps_.end();) {
@@ -352,10 +360,7 @@ void EventLoop::expireDeadlines() {
   }
 }
 
-void EventLoop::cancelRequest(std::uint64_t cancelKey) {
-  auto key = byCancelKey_.find(cancelKey);
-  if (key == byCancelKey_.end()) return;
-  std::uint64_t id = key->second;
+void EventLoop::cancelRequest(std::uint64_t id) {
   auto it = requests_.find(id);
   if (it == requests_.end() || (it->second.responded && !it->second.streaming)) return;
   it->second.clientGone = true;
@@ -388,10 +393,8 @@ void EventLoop::cancelRequest(std::uint64_t cancelKey) {
   }
 }
 
-void EventLoop::grantCredit(std::uint64_t cancelKey, std::size_t bytes) {
-  auto key = byCancelKey_.find(cancelKey);
-  if (key == byCancelKey_.end()) return;
-  auto it = requests_.find(key->second);
+void EventLoop::grantCredit(std::uint64_t id, std::size_t bytes) {
+  auto it = requests_.find(id);
   if (it == requests_.end() || !it->second.streaming) return;
   Request& req = it->second;
   req.credit += static_cast<std::int64_t>(std::min<std::size_t>(bytes, kStreamWindowBytes));
@@ -402,7 +405,6 @@ void EventLoop::grantCredit(std::uint64_t cancelKey, std::size_t bytes) {
   req.awaitingCredit = false;
   req.lastChunk = clock_.now();  // the idle clock restarts once the client is ready again
   rearmStreamDeadline(req);
-  std::uint64_t id = req.id;
   turn(*req.app, id, [&](JsScope& js, v8::TryCatch&) {
     auto r = requests_.find(id);
     if (r == requests_.end() || r->second.control.IsEmpty()) return;
@@ -412,11 +414,8 @@ void EventLoop::grantCredit(std::uint64_t cancelKey, std::size_t bytes) {
   });
 }
 
-void EventLoop::requestBody(std::uint64_t cancelKey, std::string piece, bool end,
-                            std::string error) {
-  auto key = byCancelKey_.find(cancelKey);
-  if (key == byCancelKey_.end()) return;  // the request ended: nobody reads the rest
-  auto it = requests_.find(key->second);
+void EventLoop::requestBody(std::uint64_t id, std::string piece, bool end, std::string error) {
+  auto it = requests_.find(id);  // none: the request ended, and nobody reads the rest
   if (it == requests_.end() || it->second.bodyEnded || !it->second.bodyError.empty()) return;
   Request& req = it->second;
   if (!piece.empty()) req.bodyPieces.push_back(std::move(piece));

@@ -77,7 +77,9 @@ class EventLoop final : public TimerHost, public HostOps {
   // text (`ok`), or an error message. Unknown calls are ignored.
   void toolAnswer(std::uint64_t cancelKey, std::uint64_t call, bool ok, std::string text);
   // True while the request submitted with `cancelKey` is in flight here.
-  bool hasRequest(std::uint64_t cancelKey) const { return byCancelKey_.count(cancelKey) != 0; }
+  bool hasRequest(std::uint64_t cancelKey) const {
+    return cancelKey != 0 && requests_.count(cancelKey) != 0;
+  }
   // The client of the request submitted with `cancelKey` went away: abort its signal and its
   // pending host operations. It runs on until it settles; its answer is then dropped upstream.
   void cancelRequest(std::uint64_t cancelKey);
@@ -307,7 +309,14 @@ class EventLoop final : public TimerHost, public HostOps {
   std::unordered_map<std::string, std::unique_ptr<App>> apps_;
   std::unordered_map<const ContextState*, App*> appByState_;
   std::unordered_map<std::uint64_t, Request> requests_;
-  std::uint64_t nextRequest_ = 1;
+  // A request's id here is the one it came with (job.cancelKey: the master's id for it, unique
+  // on this thread), so one id names it from the master's frames to JavaScript and back. A job
+  // without one (a service call, `isolane run`) gets one of the loop's own, from kOwnIds up:
+  // apart from the submitters' counters, and still exact as a JavaScript number (below 2^53).
+  // The runtime keeps the id in its closures and hands it only to the natives: an app never sees
+  // it (it counts every app's requests, which is not an app's to know).
+  static constexpr std::uint64_t kOwnIds = std::uint64_t{1} << 52;
+  std::uint64_t nextOwnId_ = kOwnIds;
   std::set<std::pair<SteadyTime, std::uint64_t>> deadlines_;  // (deadline, request id)
 
   TimerQueue<App, v8::Global<v8::Function>> timers_;  // setTimeout and setInterval, every app's
@@ -321,7 +330,6 @@ class EventLoop final : public TimerHost, public HostOps {
   std::deque<FetchEvent> fetchEvents_;
   std::deque<ServiceResult> serviceResults_;
   std::deque<RequestJob> deferredJobs_;  // service calls, started outside the caller's turn
-  std::unordered_map<std::uint64_t, std::uint64_t> byCancelKey_;  // cancel key -> request id
   // Slow host work off this thread (offload()). Last: its destructor waits for the running job
   // before anything it could report to is gone.
   OffloadPool offload_;

@@ -382,13 +382,12 @@ void EventLoop::callToolCallback(const v8::FunctionCallbackInfo<v8::Value>& info
   if (session.callTool) session.callTool(op, provider, tool, args);
 }
 
-void EventLoop::toolAnswer(std::uint64_t cancelKey, std::uint64_t call, bool ok, std::string text) {
-  auto key = byCancelKey_.find(cancelKey);
-  if (key == byCancelKey_.end()) return;
+void EventLoop::toolAnswer(std::uint64_t id, std::uint64_t call, bool ok, std::string text) {
+  auto it = requests_.find(id);
+  if (it == requests_.end()) return;
   auto op = hostOps_.find(call);
-  if (op == hostOps_.end() || !op->second.tool || op->second.request != key->second) return;
-  std::uint64_t id = key->second;
-  Request& req = requests_.at(id);
+  if (op == hostOps_.end() || !op->second.tool || op->second.request != id) return;
+  Request& req = it->second;
   resumeClock(req);
   const char* code = "TOOL_ERROR";
   if (ok && req.job.execution && text.size() > req.job.execution->spec.payloadLimit) {
