@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What one hello request costs, by thread: CPU time, system calls, context switches and heap
 # allocations (malloc calls) per request, for isolane builds (default configuration, 64
-# connections) and for the Node 20 baseline (bench/baselines/node_server.mjs), on loopback.
+# connections) and for the Node baseline (bench/baselines/node_server.mjs under the `node` on
+# PATH: Node 20 on the reference machine), on loopback.
 #   bench/per_request.sh [SECONDS=4] [DIR...]     (DIR: a build directory, or a copy of `isolane`
 #                                                 and `libisolane_engine.so`; default: build)
 # Counts come from `perf stat --per-thread` over one wrk run per server (software events and
@@ -21,14 +22,20 @@ for tool in wrk perf; do
 done
 LIBC=$(ldd "$(command -v wrk)" | awk '$1 ~ /^libc\.so/ {print $3}')
 MALLOC_EVENT=probe_libc:malloc
+ADDED_PROBE=0  # a probe this script added is removed when it exits
 if ! perf probe -l 2>/dev/null | grep -q "$MALLOC_EVENT"; then
-  perf probe -q -x "$LIBC" --add malloc >/dev/null 2>&1 || MALLOC_EVENT=""
+  if perf probe -q -x "$LIBC" --add malloc >/dev/null 2>&1; then ADDED_PROBE=1; else MALLOC_EVENT=""; fi
 fi
 [ -n "$MALLOC_EVENT" ] || echo "-- no uprobe on malloc (perf probe failed; root?): mallocs are not counted" >&2
 
 TMP=$(mktemp -d)
 pids=()
-trap 'for p in "${pids[@]:-}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$TMP"' EXIT
+cleanup() {
+  for p in "${pids[@]:-}"; do kill "$p" 2>/dev/null || true; done
+  rm -rf "$TMP"
+  if ((ADDED_PROBE)); then perf probe -q -d "$MALLOC_EVENT" >/dev/null 2>&1 || true; fi
+}
+trap cleanup EXIT
 PORT=18551
 
 start() {  # NAME DIR -> SERVER_PID, URL

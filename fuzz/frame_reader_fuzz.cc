@@ -23,6 +23,8 @@ std::size_t touch(const isolane::wire::Frame& frame) {
       const auto* m = frame.message_as_ResponseHead();
       str(m->status_text());
       n += headersFrom(m->headers()).size();
+      if (const auto* d = m->body()) n += d->size();
+      n += m->complete();
       break;
     }
     case wire::Message::BodyChunk:

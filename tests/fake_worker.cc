@@ -3,6 +3,7 @@
 //   echo        answers every request 200 "fake"
 //   echo-slot   answers every request 200 "slot N" (N from its --slot argument)
 //   whole       answers every request 200 "fake whole" in one frame (a complete ResponseHead)
+//   whole-then-end  as whole, then sends an End for the same request
 //   whole-streamed  answers with a complete ResponseHead that also says its body streams
 //   head-with-body  answers with a ResponseHead that carries a body but is not complete
 //   garbage     answers a request with bytes that are not a frame
@@ -113,10 +114,11 @@ int main(int argc, char** argv) {
             put(std::string("\x7f\xff\xff\xff", 4));
           } else if (mode == "unknown-id") {
             put(encodeEnd(id + 1000, max).value());
-          } else if (mode == "whole") {
+          } else if (mode == "whole" || mode == "whole-then-end") {
             AppResponse r;
             r.body = "fake whole";
             put(encodeWholeResponse(id, r, max).value());
+            if (mode == "whole-then-end") put(encodeEnd(id, max).value());
           } else if (mode == "whole-streamed" || mode == "head-with-body") {
             flatbuffers::FlatBufferBuilder fbb;
             auto body = fbb.CreateVector(reinterpret_cast<const std::uint8_t*>("forged"), 6);

@@ -388,12 +388,29 @@ TEST_F(PoolTest, AWholeAnswerInItsHeadFrameReachesItsClient) {
   SubprocessBackend pool(options(fakeWorker("whole"), 1), metrics_);
   ASSERT_TRUE(pool.start({AppSpec{"x", "/x.js", {}}}));
   for (int i = 0; i < 3; ++i) {  // and the request is forgotten: the next ones are answered too
-    AppResponse r = call(pool, "x", "/").get();
+    auto answer = call(pool, "x", "/");
+    ASSERT_EQ(answer.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+    AppResponse r = answer.get();
     EXPECT_EQ(r.failure, FailureKind::kNone) << r.failureDetail;
     EXPECT_EQ(r.status, 200);
     EXPECT_EQ(r.body, "fake whole");
   }
   EXPECT_EQ(pool.workers()[0].inFlight, 0u);
+}
+
+// A complete head is the whole answer: an End for the same request after it is one for a request
+// the worker no longer has. The client keeps the answer it got; the worker is replaced.
+TEST_F(PoolTest, AnEndAfterACompleteHeadEndsTheWorkerAndTheAnswerStands) {
+  SubprocessBackend pool(options(fakeWorker("whole-then-end"), 1), metrics_);
+  ASSERT_TRUE(pool.start({AppSpec{"x", "/x.js", {}}}));
+  pid_t first = pidOf(pool, 0);
+  auto answer = call(pool, "x", "/");
+  ASSERT_EQ(answer.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  AppResponse r = answer.get();
+  EXPECT_EQ(r.failure, FailureKind::kNone) << r.failureDetail;
+  EXPECT_EQ(r.body, "fake whole");
+  ASSERT_TRUE(eventually([&] { return pidOf(pool, 0) != 0 && pidOf(pool, 0) != first; }))
+      << "the slot is refilled after the End of an answered request";
 }
 
 TEST_F(PoolTest, ACompleteHeadThatSaysItStreamsEndsTheWorker) {

@@ -130,45 +130,36 @@ TEST_F(ExecutorTest, AnswersARequest) {
 }
 
 // A request is named by the id it came with (the master's) from its frames to JavaScript and
-// back: a second request with the id of one still in flight is refused, not mixed up with it; the
-// id is free again once the first has ended; a cancel by that id reaches the request.
+// back: a second request to the app with the id of one still in flight there is refused, not
+// mixed up with it; a cancel by that id reaches the first; the id is free again once it ended.
 TEST_F(ExecutorTest, ARequestIsNamedByItsOwnIdAndASecondOneWithItIsRefused) {
-  ASSERT_TRUE(load("slow", "slow.js"));
-  auto submit = [&](std::uint64_t key, const std::string& ms) {
+  ASSERT_TRUE(load("watch", "abort_watch.js"));  // /wait answers once its signal is aborted
+  auto submit = [&](const std::string& app, const std::string& path, std::uint64_t key) {
     auto promise = std::make_shared<std::promise<AppResponse>>();
     auto future = promise->get_future();
-    RequestJob job{AppRequest{"slow", "r", "GET", "http://test.local/?ms=" + ms, {}, ""},
+    RequestJob job{AppRequest{app, "r", "GET", "http://test.local" + path, {}, ""},
                    [promise](AppResponse r) { promise->set_value(std::move(r)); }};
     job.cancelKey = key;
     EXPECT_TRUE(executor_->submit(job));
     return future;
   };
-  auto first = submit(42, "300");
-  auto second = submit(42, "0");
+  auto first = submit("watch", "/wait", 42);
+  // Answered in order after /wait started (one app's requests start in the order they came):
+  // /wait now waits on its signal, in flight under id 42.
+  EXPECT_EQ(call("watch", "/aborted").body, "0");
+  auto second = submit("watch", "/aborted", 42);
+  ASSERT_EQ(second.wait_for(std::chrono::seconds(10)), std::future_status::ready);
   AppResponse refused = second.get();
   EXPECT_EQ(refused.failure, FailureKind::kInternal);
   EXPECT_NE(refused.failureDetail.find("already in flight"), std::string::npos)
       << refused.failureDetail;
-  AppResponse answered = first.get();
-  EXPECT_EQ(answered.failure, FailureKind::kNone) << answered.failureDetail;
-  EXPECT_EQ(answered.body, "done");
-  EXPECT_EQ(submit(42, "0").get().body, "done");  // free again
-
-  // abort_watch.js answers once request.signal is aborted: the cancel found it by its id.
-  ASSERT_TRUE(load("watch", "abort_watch.js"));
-  auto promise = std::make_shared<std::promise<AppResponse>>();
-  auto watched = promise->get_future();
-  RequestJob job{AppRequest{"watch", "r", "GET", "http://test.local/wait", {}, ""},
-                 [promise](AppResponse r) { promise->set_value(std::move(r)); }};
-  job.cancelKey = 43;
-  ASSERT_TRUE(executor_->submit(job));
-  // Answered in order after /wait started (one app's requests start in the order they came):
-  // /wait now waits on its signal.
-  EXPECT_EQ(call("watch", "/aborted").body, "0");
-  executor_->cancel(43);
-  ASSERT_EQ(watched.wait_for(std::chrono::seconds(5)), std::future_status::ready)
+  executor_->cancel(42);
+  ASSERT_EQ(first.wait_for(std::chrono::seconds(10)), std::future_status::ready)
       << "the cancel did not reach the request by its id";
-  EXPECT_EQ(watched.get().body, "aborted");
+  EXPECT_EQ(first.get().body, "aborted");
+  auto again = submit("watch", "/aborted", 42);
+  ASSERT_EQ(again.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  EXPECT_EQ(again.get().body, "1");  // the id is free again
 }
 
 // The code cache of an app's module, as the master hands it over (pool/code_cache_store.h): a

@@ -140,9 +140,10 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
       if (m->complete()) {  // the whole answer, its body with it: no chunk and no end follow
         if (m->streamed()) return violation("a complete response head that says it streams");
         if (m->body()) {
-          if (m->body()->size() > kMaxResponseBodyBytes) {
-            return violation("response body over " + std::to_string(kMaxResponseBodyBytes) +
-                             " bytes");
+          if (m->body()->size() > kBodyChunkBytes) {  // the wire's contract: one chunk's worth
+            return violation("a complete response head with " +
+                             std::to_string(m->body()->size()) + " bytes of body, over " +
+                             std::to_string(kBodyChunkBytes));
           }
           takeBodyBytesLocked(*p, m->body()->data(), m->body()->size());
         }

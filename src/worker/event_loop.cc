@@ -52,7 +52,7 @@ EventLoop::~EventLoop() {
   fetch_.forget(fetchEvents_);
   // Globals must be reset before the isolate is disposed.
   streamCancels_.clear();
-  hostOps_.clear();
+  hostOps_.clearAll();
   timers_.clearAll();
   apps_.clear();
   prepared_.reset();
@@ -147,15 +147,9 @@ Status EventLoop::loadApp(const AppSpec& spec, AppLoadReport* report) {
 void EventLoop::discardApp(std::unique_ptr<App> app) {
   // Timers the failed module set must not outlive it.
   timers_.clearOfOwner(app.get());
-  for (auto it = hostOps_.begin(); it != hostOps_.end();) {
-    if (it->second.app == app.get()) {
-      if (!it->second.service) fetch_.abort(it->first);
-      offload_.drop(it->first);
-      it = hostOps_.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  hostOps_.removeOfOwner(app.get(), [this](std::uint64_t op, const auto& h) {
+    endHostOp(op, h.kind);
+  });
   appByState_.erase(&app->state);
   {
     // The context and its handles go with the app; dispose them inside the isolate.
@@ -178,6 +172,10 @@ void EventLoop::startRequest(RequestJob job) {
     return;
   }
   if (requests_.count(id)) {
+    // A submitter's bug: its answer names the same id as the other's, so over the wire the
+    // master takes it for that request's (and the other's answer, later, for an unknown one).
+    logEvent(Level::kError, "a request came with the id of one in flight; refused",
+             {{"app", job.request.app}, {"id", id}});
     job.done(AppResponse::failed(FailureKind::kInternal,
                                  "request id " + std::to_string(id) + " is already in flight"));
     return;
@@ -271,17 +269,9 @@ void EventLoop::finalize(std::uint64_t id) {
   abortStream(req, FailureKind::kInternal, "the request ended before its stream", "AbortError");
   deadlines_.erase({req.deadline, id});
   timers_.clearOfRequest(req.timers, id);
-  if (req.hostOps) {
-    for (auto it = hostOps_.begin(); it != hostOps_.end();) {
-      if (it->second.request == id) {
-        if (!it->second.service) fetch_.abort(it->first);
-        offload_.drop(it->first);  // a job not started yet need not run
-        it = hostOps_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-  }
+  hostOps_.removeOfRequest(id, [this](std::uint64_t op, const auto& h) {
+    endHostOp(op, h.kind);
+  });
   if (!req.responded && req.job.done) {
     req.job.done(AppResponse::failed(FailureKind::kInternal, "request ended without an answer"));
   }
@@ -372,9 +362,9 @@ void EventLoop::cancelRequest(std::uint64_t id) {
   logEvent(Level::kDebug, "client went away; aborting the request",
            {{"app", it->second.job.request.app}, {"request", it->second.job.request.requestId}});
   // Its pending fetches are aborted: their callbacks see "aborted".
-  for (auto& [op, hostOp] : hostOps_) {
-    if (hostOp.request == id && !hostOp.service) fetch_.abort(op);
-  }
+  hostOps_.forEachOfRequest(id, [this](std::uint64_t op, const auto& h) {
+    if (h.kind == HostOpKind::kFetch) fetch_.abort(op);
+  });
   if (!it->second.abort.IsEmpty()) {
     App& app = *it->second.app;
     turn(app, id, [&](JsScope& js, v8::TryCatch&) {

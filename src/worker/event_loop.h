@@ -28,6 +28,7 @@
 #include "util/result.h"
 #include "web/web_context.h"
 #include "worker/fetch_router.h"
+#include "worker/host_op_table.h"
 #include "worker/offload_pool.h"
 #include "worker/request_job.h"
 #include "worker/thread_shared.h"
@@ -78,7 +79,7 @@ class EventLoop final : public TimerHost, public HostOps {
   void toolAnswer(std::uint64_t cancelKey, std::uint64_t call, bool ok, std::string text);
   // True while the request submitted with `cancelKey` is in flight here.
   bool hasRequest(std::uint64_t cancelKey) const {
-    return cancelKey != 0 && requests_.count(cancelKey) != 0;
+    return cancelKey != 0 && cancelKey < kOwnIds && requests_.count(cancelKey) != 0;
   }
   // The client of the request submitted with `cancelKey` went away: abort its signal and its
   // pending host operations. It runs on until it settles; its answer is then dropped upstream.
@@ -150,7 +151,6 @@ class EventLoop final : public TimerHost, public HostOps {
     bool responded = false;             // the answer went out; waitUntil work may still run
     std::vector<std::uint32_t> timers;  // ids it created (some may be gone): cancelled with it
     v8::Global<v8::Function> abort;     // returned by the runtime's dispatch
-    std::size_t hostOps = 0;
     bool clientGone = false;  // cancelRequest ran: its failure is expected, not an error
     // A streamed body: from its head (sent through job.done) to its end.
     bool streaming = false;
@@ -192,13 +192,6 @@ class EventLoop final : public TimerHost, public HostOps {
     v8::Global<v8::Function> control;
     std::string message, name;  // the DOMException the app's cancel(reason) receives
   };
-  struct HostOp {
-    App* app;
-    std::uint64_t request;
-    v8::Global<v8::Object> callbacks;
-    bool service;       // not a fetch: nothing to abort in the fetch client
-    bool tool = false;  // a code-mode tool call: its wait pauses the request's clock
-  };
   struct ServiceResult {
     std::uint64_t op;
     AppResponse response;
@@ -221,8 +214,11 @@ class EventLoop final : public TimerHost, public HostOps {
   // The request the running JavaScript works for: the one whose promise reaction is running
   // (V8's continuation-preserved data), else the turn's.
   std::uint64_t owningRequest(ContextState& state);
-  std::uint64_t registerOp(ContextState& state, v8::Local<v8::Object> callbacks, bool service,
+  std::uint64_t registerOp(ContextState& state, v8::Local<v8::Object> callbacks, HostOpKind kind,
                            std::uint64_t id);
+  // What ending an operation early takes: a fetch is aborted, offloaded work not started is
+  // dropped.
+  void endHostOp(std::uint64_t op, HostOpKind kind);
   // Calls callbacks[method](...argv) of a host operation, inside a turn; `last` forgets the
   // operation first.
   void callBack(JsScope& js, std::uint64_t op, const char* method, int argc,
@@ -325,7 +321,7 @@ class EventLoop final : public TimerHost, public HostOps {
   LocalApps& localApps_;
   // Service calls hold a weak reference: the called app may answer after this loop is gone.
   std::shared_ptr<EventLoop*> self_ = std::make_shared<EventLoop*>(this);
-  std::unordered_map<std::uint64_t, HostOp> hostOps_;
+  HostOpTable<App, v8::Global<v8::Object>> hostOps_;
   std::uint64_t nextServiceOp_ = 1ull << 62;  // disjoint from the fetch client's ids
   std::deque<FetchEvent> fetchEvents_;
   std::deque<ServiceResult> serviceResults_;

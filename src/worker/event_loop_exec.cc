@@ -367,7 +367,7 @@ void EventLoop::callToolCallback(const v8::FunctionCallbackInfo<v8::Value>& info
                     " hold a string with a lone surrogate, which JSON cannot carry to the caller"));
     return;
   }
-  if (req->second.hostOps >= self->options_.maxHostOpsPerRequest) {
+  if (self->hostOps_.countOf(req->first) >= self->options_.maxHostOpsPerRequest) {
     info.GetReturnValue().Set(refusal(js, "TOO_MANY_CALLS",
                                       "too many tool calls in flight (" +
                                           std::to_string(self->options_.maxHostOpsPerRequest) +
@@ -375,8 +375,7 @@ void EventLoop::callToolCallback(const v8::FunctionCallbackInfo<v8::Value>& info
     return;
   }
   std::uint64_t op =
-      self->registerOp(*state, info[3].As<v8::Object>(), /*service=*/true, self->nextServiceOp_++);
-  self->hostOps_.at(op).tool = true;
+      self->registerOp(*state, info[3].As<v8::Object>(), HostOpKind::kTool, self->nextServiceOp_++);
   ++session.outcome.toolCalls;
   self->pauseClock(req->second);
   if (session.callTool) session.callTool(op, provider, tool, args);
@@ -385,8 +384,8 @@ void EventLoop::callToolCallback(const v8::FunctionCallbackInfo<v8::Value>& info
 void EventLoop::toolAnswer(std::uint64_t id, std::uint64_t call, bool ok, std::string text) {
   auto it = requests_.find(id);
   if (it == requests_.end()) return;
-  auto op = hostOps_.find(call);
-  if (op == hostOps_.end() || !op->second.tool || op->second.request != id) return;
+  auto* op = hostOps_.find(call);
+  if (!op || op->kind != HostOpKind::kTool || op->request != id) return;
   Request& req = it->second;
   resumeClock(req);
   const char* code = "TOOL_ERROR";
@@ -397,7 +396,7 @@ void EventLoop::toolAnswer(std::uint64_t id, std::uint64_t call, bool ok, std::s
            " bytes of JSON, over the payload limit of " +
            std::to_string(req.job.execution->spec.payloadLimit) + " bytes";
   }
-  turn(*op->second.app, id, [&](JsScope& js, v8::TryCatch&) {
+  turn(*op->owner, id, [&](JsScope& js, v8::TryCatch&) {
     if (ok) {
       v8::Local<v8::Value> argv[] = {js.str(text)};
       callBack(js, call, "resolve", 1, argv, true);

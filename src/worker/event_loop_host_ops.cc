@@ -24,8 +24,10 @@ std::uint64_t EventLoop::owningRequest(ContextState& state) {
 }
 
 bool EventLoop::overOpLimit(ContextState& state) {
-  auto it = requests_.find(owningRequest(state));
-  if (it == requests_.end() || it->second.hostOps < options_.maxHostOpsPerRequest) return false;
+  std::uint64_t request = owningRequest(state);
+  if (!requests_.count(request) || hostOps_.countOf(request) < options_.maxHostOpsPerRequest) {
+    return false;
+  }
   v8::Isolate* isolate = owner_.isolate();
   std::string message = "too many fetches and service calls in flight for one request (" +
                         std::to_string(options_.maxHostOpsPerRequest) + ")";
@@ -35,13 +37,16 @@ bool EventLoop::overOpLimit(ContextState& state) {
 }
 
 std::uint64_t EventLoop::registerOp(ContextState& state, v8::Local<v8::Object> callbacks,
-                                    bool service, std::uint64_t id) {
+                                    HostOpKind kind, std::uint64_t id) {
   App* app = appByState_.at(&state);
   std::uint64_t request = owningRequest(state);
-  hostOps_.emplace(
-      id, HostOp{app, request, v8::Global<v8::Object>(owner_.isolate(), callbacks), service});
-  if (auto it = requests_.find(request); it != requests_.end()) ++it->second.hostOps;
+  hostOps_.add(id, app, request, v8::Global<v8::Object>(owner_.isolate(), callbacks), kind);
   return id;
+}
+
+void EventLoop::endHostOp(std::uint64_t op, HostOpKind kind) {
+  if (kind == HostOpKind::kFetch) fetch_.abort(op);
+  offload_.drop(op);  // offloaded work not started yet need not run
 }
 
 std::uint64_t EventLoop::fetchStart(ContextState& state, AppRequest request,
@@ -71,27 +76,23 @@ std::uint64_t EventLoop::fetchStart(ContextState& state, AppRequest request,
   // (FetchInit::poolKey). Over the wire the master decides.
   init.poolKey = app->execution ? std::string() : app->spec.name;
   std::uint64_t id = fetch_.start(std::move(init), fetchEvents_);
-  return registerOp(state, callbacks, false, id);
+  return registerOp(state, callbacks, HostOpKind::kFetch, id);
 }
 
 void EventLoop::fetchPull(ContextState& state, std::uint64_t op) {
-  auto it = hostOps_.find(op);
-  if (it != hostOps_.end() && &it->second.app->state == &state && !it->second.service) {
-    fetch_.pull(op);
-  }
+  auto* h = hostOps_.find(op);  // only the calling app's own fetches
+  if (h && &h->owner->state == &state && h->kind == HostOpKind::kFetch) fetch_.pull(op);
 }
 
 void EventLoop::fetchAbort(ContextState& state, std::uint64_t op) {
-  auto it = hostOps_.find(op);
-  if (it != hostOps_.end() && &it->second.app->state == &state && !it->second.service) {
-    fetch_.abort(op);
-  }
+  auto* h = hostOps_.find(op);
+  if (h && &h->owner->state == &state && h->kind == HostOpKind::kFetch) fetch_.abort(op);
 }
 
 void EventLoop::serviceFetch(ContextState& state, AppRequest request,
                              v8::Local<v8::Object> callbacks) {
   if (overOpLimit(state)) return;
-  std::uint64_t op = registerOp(state, callbacks, true, nextServiceOp_++);
+  std::uint64_t op = registerOp(state, callbacks, HostOpKind::kService, nextServiceOp_++);
   int depth = 0;
   if (auto it = requests_.find(owningRequest(state)); it != requests_.end()) {
     depth = it->second.job.depth + 1;
@@ -126,24 +127,19 @@ std::uint64_t EventLoop::offload(ContextState& state, OffloadWork work,
   if (overOpLimit(state)) return 0;
   // A "service" operation to the rest of the loop: nothing to abort in the fetch client. When its
   // request ends first, the result is dropped on arrival.
-  std::uint64_t op = registerOp(state, callbacks, true, nextServiceOp_++);
+  std::uint64_t op = registerOp(state, callbacks, HostOpKind::kService, nextServiceOp_++);
   offload_.post(op, std::move(work));
   return op;
 }
 
 void EventLoop::callBack(JsScope& js, std::uint64_t op, const char* method, int argc,
                          v8::Local<v8::Value>* argv, bool last) {
-  auto it = hostOps_.find(op);
-  if (it == hostOps_.end()) return;
-  v8::Local<v8::Object> callbacks = it->second.callbacks.Get(js.isolate());
-  if (last) {
-    // The operation is forgotten before JavaScript runs: the callback may end its request (which
-    // erases the request's operations), and nothing here may point into hostOps_ by then.
-    if (auto r = requests_.find(it->second.request); r != requests_.end() && r->second.hostOps) {
-      --r->second.hostOps;
-    }
-    hostOps_.erase(it);
-  }
+  auto* h = hostOps_.find(op);
+  if (!h) return;
+  v8::Local<v8::Object> callbacks = h->callbacks.Get(js.isolate());
+  // The operation is forgotten before JavaScript runs: the callback may end its request (which
+  // removes the request's operations), and nothing here may point into hostOps_ by then.
+  if (last) hostOps_.take(op);
   // The runtime's callbacks object has the methods as own properties; nothing else is called.
   v8::Local<v8::Value> fn = getOwn(js, callbacks, js.str(method));
   if (!fn.IsEmpty() && fn->IsFunction()) {
@@ -162,10 +158,10 @@ void EventLoop::runHostEvents() {
   while (!fetchEvents_.empty()) {
     FetchEvent event = std::move(fetchEvents_.front());
     fetchEvents_.pop_front();
-    auto it = hostOps_.find(event.op);
-    if (it == hostOps_.end()) continue;  // its request ended
-    App& app = *it->second.app;
-    turn(app, it->second.request, [&](JsScope& js, v8::TryCatch&) {
+    auto* h = hostOps_.find(event.op);
+    if (!h) continue;  // its request ended
+    App& app = *h->owner;
+    turn(app, h->request, [&](JsScope& js, v8::TryCatch&) {
       v8::Isolate* isolate = js.isolate();
       switch (event.kind) {
         case FetchEvent::Kind::kHead: {
@@ -209,10 +205,10 @@ void EventLoop::runHostEvents() {
   while (!serviceResults_.empty()) {
     ServiceResult result = std::move(serviceResults_.front());
     serviceResults_.pop_front();
-    auto it = hostOps_.find(result.op);
-    if (it == hostOps_.end()) continue;
-    App& app = *it->second.app;
-    turn(app, it->second.request, [&](JsScope& js, v8::TryCatch&) {
+    auto* h = hostOps_.find(result.op);
+    if (!h) continue;
+    App& app = *h->owner;
+    turn(app, h->request, [&](JsScope& js, v8::TryCatch&) {
       v8::Isolate* isolate = js.isolate();
       const AppResponse& r = result.response;
       if (r.failure != FailureKind::kNone) {
@@ -236,9 +232,9 @@ void EventLoop::runHostEvents() {
   for (auto& [opId, outcome] : offload_.collect()) {
     std::uint64_t op = opId;
     OffloadResult& result = outcome;
-    auto it = hostOps_.find(op);
-    if (it == hostOps_.end()) continue;  // its request ended
-    turn(*it->second.app, it->second.request, [&](JsScope& js, v8::TryCatch&) {
+    auto* h = hostOps_.find(op);
+    if (!h) continue;  // its request ended
+    turn(*h->owner, h->request, [&](JsScope& js, v8::TryCatch&) {
       if (!result.errorName.empty()) {
         v8::Local<v8::Value> argv[] = {js.str(result.errorName), js.str(result.error)};
         callBack(js, op, "onError", 2, argv, true);

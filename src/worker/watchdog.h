@@ -48,8 +48,9 @@ class Watchdog {
   // time at the start: a read of the CPU clock is a system call, and one serves the caller's
   // accounting too. A turn that starts within kCpuReadReuse of wall time after the last turn
   // ended starts from that turn's end instead of reading the clock again: a thread's CPU time
-  // cannot grow faster than wall time, so the turn is charged at most that much of the work
-  // between the two (never less than it used), and its budget ends at most that much early.
+  // cannot grow faster than wall time, so the turn is charged at most that much of the thread's
+  // work between the two (answering the last request, starting this one: host work, perhaps for
+  // another request), never less than it used, and its budget ends at most that much early.
   std::chrono::nanoseconds arm(std::chrono::nanoseconds cpuBudget, IsolateOwner& isolate,
                                std::uint64_t app = 0);
   // Ends the turn; no termination reaches its isolate after this returns. True when the
@@ -58,7 +59,7 @@ class Watchdog {
   // `cpuUsed`, when given, gets the CPU time the turn used (0 when none was armed).
   bool disarm(std::chrono::nanoseconds* cpuUsed = nullptr);
 
-  static constexpr std::chrono::microseconds kCpuReadReuse{50};
+  static constexpr std::chrono::microseconds kCpuReadReuse{20};
 
  private:
   std::chrono::nanoseconds cpuNow() const;  // the watched thread's CPU time, from any thread
