@@ -174,12 +174,24 @@ Result<std::string> encodeRequest(std::uint64_t id, const AppRequest& r, std::ui
   return finish(fbb, wire::Message::Request, m.Union(), max);
 }
 
-Result<std::string> encodeResponseHead(std::uint64_t id, const AppResponse& r, std::size_t max) {
-  FlatBufferBuilder fbb(512);
-  auto m =
-      wire::CreateResponseHead(fbb, id, static_cast<std::uint16_t>(r.status),
-                               fbb.CreateString(r.statusText), headers(fbb, r.headers), r.streamed);
+namespace {
+// A ResponseHead; `whole`: complete, with the body in it.
+Result<std::string> responseHead(std::uint64_t id, const AppResponse& r, std::size_t max,
+                                 bool whole) {
+  FlatBufferBuilder fbb(512 + (whole ? r.body.size() : 0));
+  Offset<flatbuffers::Vector<std::uint8_t>> body;
+  if (whole) {
+    body = fbb.CreateVector(reinterpret_cast<const std::uint8_t*>(r.body.data()), r.body.size());
+  }
+  auto m = wire::CreateResponseHead(fbb, id, static_cast<std::uint16_t>(r.status),
+                                    fbb.CreateString(r.statusText), headers(fbb, r.headers),
+                                    r.streamed, body, whole);
   return finish(fbb, wire::Message::ResponseHead, m.Union(), max);
+}
+}  // namespace
+
+Result<std::string> encodeResponseHead(std::uint64_t id, const AppResponse& r, std::size_t max) {
+  return responseHead(id, r, max, /*whole=*/false);
 }
 
 Result<std::string> encodeWholeResponse(std::uint64_t id, const AppResponse& r, std::size_t max) {
@@ -187,13 +199,7 @@ Result<std::string> encodeWholeResponse(std::uint64_t id, const AppResponse& r, 
     return Error{"a whole response is not streamed and has at most " +
                  std::to_string(kBodyChunkBytes) + " bytes of body"};
   }
-  FlatBufferBuilder fbb(512 + r.body.size());
-  auto body =
-      fbb.CreateVector(reinterpret_cast<const std::uint8_t*>(r.body.data()), r.body.size());
-  auto m = wire::CreateResponseHead(fbb, id, static_cast<std::uint16_t>(r.status),
-                                    fbb.CreateString(r.statusText), headers(fbb, r.headers),
-                                    /*streamed=*/false, body, /*complete=*/true);
-  return finish(fbb, wire::Message::ResponseHead, m.Union(), max);
+  return responseHead(id, r, max, /*whole=*/true);
 }
 
 Result<std::string> encodeBodyChunk(std::uint64_t id, std::string_view data, std::size_t max) {

@@ -462,14 +462,15 @@ void SubprocessBackend::drainQueue() {
 }
 
 void SubprocessBackend::finish(std::uint64_t id, AppResponse response) {
-  std::function<void(AppResponse)> done;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = pending_.find(id);
-    if (it == pending_.end()) return;
-    done = std::move(it->second.done);
-    forgetLocked(id);
-  }
+  std::unique_lock<std::mutex> lock(mu_);
+  if (pending_.count(id)) finishLocked(id, std::move(response), lock);
+}
+
+void SubprocessBackend::finishLocked(std::uint64_t id, AppResponse response,
+                                     std::unique_lock<std::mutex>& lock) {
+  std::function<void(AppResponse)> done = std::move(pending_.at(id).done);
+  forgetLocked(id);
+  lock.unlock();
   if (done) done(std::move(response));
   drainQueue();
 }

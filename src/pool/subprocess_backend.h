@@ -114,6 +114,8 @@ class SubprocessBackend final : public Backend {
                       bool replayed = false, std::uint64_t id = 0);
   void drainQueue();
   void finish(std::uint64_t id, AppResponse response);
+  // The same with mu_ held (and unlocked on return), for a request that is pending.
+  void finishLocked(std::uint64_t id, AppResponse response, std::unique_lock<std::mutex>& lock);
   // The cap a request is held by: the stream cap or the global in-flight cap.
   CappedCount& capOf(bool stream) { return admission_.cap(stream); }
   // Gives back the cap `p` holds, and its slot's count when the slot still runs it.

@@ -282,11 +282,7 @@ void SubprocessBackend::completeLocked(std::uint64_t id, Pending& p,
   if (p.discard.empty() && p.bodyCharge) {
     response.clientCharge = std::make_shared<ByteCharge>(std::move(p.bodyCharge));
   }
-  std::function<void(AppResponse)> done = std::move(p.done);
-  forgetLocked(id);  // `p` is gone from here
-  lock.unlock();
-  if (done) done(std::move(response));
-  drainQueue();
+  finishLocked(id, std::move(response), lock);  // `p` is gone from here
 }
 
 SteadyTime SubprocessBackend::streamHangDeadline() const {
