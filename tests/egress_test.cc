@@ -35,7 +35,7 @@ class FakeWorker {
       std::string error;
       if (reader.next(&frame, &error) == FrameReader::Next::kFrame &&
           frame->message_type() == wire::Message::FetchEvent) {
-        events_.lock()->push_back(decodeFetchEvent(*frame->message_as_FetchEvent()));
+        events_.lock()->push_back(decodeFetchEvent(*frame->message_as_FetchEvent(), reader.trailer()));
       }
       return true;
     });

@@ -45,7 +45,7 @@ class FakeEnd {
     }
     std::vector<SentFrame> out;
     for (const std::string& bytes : raw) {
-      eachFrame(bytes, [&](const wire::Frame& f) {
+      eachFrame(bytes, [&](const wire::Frame& f, std::string_view) {
         SentFrame s;
         s.type = f.message_type();
         if (auto* hb = f.message_as_Heartbeat()) s.seq = hb->seq();
@@ -99,7 +99,7 @@ class FakeEnd {
     std::lock_guard lock(mu_);
     if (exited_) return Error{"the worker is gone"};
     inbox_.push_back(frame);
-    eachFrame(frame, [&](const wire::Frame& f) {
+    eachFrame(frame, [&](const wire::Frame& f, std::string_view) {
       shutdownSent_ |= f.message_type() == wire::Message::Shutdown;
     });
     return Status::success();
@@ -138,7 +138,7 @@ class FakeEnd {
     reader.append(bytes.data(), bytes.size());
     const wire::Frame* f = nullptr;
     std::string error;
-    while (reader.next(&f, &error) == FrameReader::Next::kFrame) fn(*f);
+    while (reader.next(&f, &error) == FrameReader::Next::kFrame) fn(*f, reader.trailer());
   }
 
   WorkerSpawn spawn_;

@@ -109,9 +109,15 @@ int main(int argc, char** argv) {
         case wire::Message::Request: {
           std::uint64_t id = f->message_as_Request()->id();
           if (mode == "garbage") {
-            put(std::string("\x00\x00\x00\x0cgarbage!!!!!", 16));
+            put(std::string("\x00\x00\x00\x10\x00\x00\x00\x00garbage!garbage!", 24));
           } else if (mode == "oversize") {
-            put(std::string("\x7f\xff\xff\xff", 4));
+            put(std::string("\x7f\xff\xff\xff\x00\x00\x00\x00", 8));
+          } else if (mode == "misaligned") {  // a message length that is not a multiple of 8
+            put(std::string("\x00\x00\x00\x0c\x00\x00\x00\x00twelve bytes", 20));
+          } else if (mode == "trailer-on-end") {  // raw bytes behind a message that takes none
+            std::string end = encodeEnd(id, max).value();
+            end[7] = 8;
+            put(end + "smuggled");
           } else if (mode == "unknown-id") {
             put(encodeEnd(id + 1000, max).value());
           } else if (mode == "whole" || mode == "whole-then-end") {
@@ -121,10 +127,11 @@ int main(int argc, char** argv) {
             if (mode == "whole-then-end") put(encodeEnd(id, max).value());
           } else if (mode == "whole-streamed" || mode == "head-with-body") {
             flatbuffers::FlatBufferBuilder fbb;
-            auto body = fbb.CreateVector(reinterpret_cast<const std::uint8_t*>("forged"), 6);
             bool whole = mode == "whole-streamed";
-            auto m = wire::CreateResponseHead(fbb, id, 200, 0, 0, /*streamed=*/whole, body, whole);
-            put(finishFrame(fbb, wire::Message::ResponseHead, m.Union(), max).value());
+            auto m = wire::CreateResponseHead(fbb, id, 200, 0, 0, /*streamed=*/whole, whole);
+            put(appendTrailer(finishFrame(fbb, wire::Message::ResponseHead, m.Union(), max, 6),
+                              "forged")
+                    .value());
           } else {
             AppResponse r;
             r.status = mode == "bad-status" ? 70000 : 200;

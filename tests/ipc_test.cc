@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 
 #include "ipc/frame_codec.h"
@@ -32,7 +33,7 @@ TEST(Frames, RequestRoundTrips) {
   EXPECT_EQ(m->url()->str(), "http://h/p");
   EXPECT_EQ(m->deadline_ms(), 5000u);
   EXPECT_EQ(headersFrom(m->headers()), req.headers);
-  EXPECT_EQ(std::string(m->body()->begin(), m->body()->end()), req.body);
+  EXPECT_EQ(reader.trailer(), req.body);  // the body is the frame's trailer
 }
 
 TEST(Frames, ManyFramesArrivingByteByByte) {
@@ -61,7 +62,7 @@ TEST(Frames, SenderRefusesAnOversizedFrameNamingItsSize) {
 
 TEST(Frames, ReceiverRefusesAnOversizedLengthBeforeReadingIt) {
   FrameReader reader(1024);
-  std::string huge("\x7f\xff\xff\xff", 4);
+  std::string huge("\x7f\xff\xff\xff\0\0\0\0", 8);
   reader.append(huge.data(), huge.size());
   const wire::Frame* f = nullptr;
   std::string error;
@@ -73,7 +74,7 @@ TEST(Frames, ReceiverRefusesAnOversizedLengthBeforeReadingIt) {
 
 TEST(Frames, GarbageIsAnError) {
   FrameReader reader(1 << 20);
-  std::string garbage("\x00\x00\x00\x10" "0123456789abcdef", 20);
+  std::string garbage("\x00\x00\x00\x10\0\0\0\0" "0123456789abcdef", 24);
   reader.append(garbage.data(), garbage.size());
   const wire::Frame* f = nullptr;
   std::string error;
@@ -90,6 +91,96 @@ TEST(Frames, TruncatedFrameWaitsForMore) {
   EXPECT_EQ(reader.next(&f, &error), FrameReader::Next::kNeedMore);
   reader.append(bytes.data() + bytes.size() - 1, 1);
   EXPECT_EQ(reader.next(&f, &error), FrameReader::Next::kFrame);
+}
+
+// A body crosses as the frame's trailer, padded so that the next frame starts 8-aligned; the
+// reader hands it out where it lies, and the frame after it reads as well.
+TEST(Frames, BodiesAreTrailersAndEveryFrameStaysAligned) {
+  std::string stream;
+  std::vector<std::string> bodies = {"", "a", "seven b", "eight by", std::string(70'001, 'z')};
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    std::string chunk = encodeBodyChunk(i, bodies[i], 1 << 20).value();
+    EXPECT_EQ(chunk.size() % kFrameAlign, 0u) << i;
+    stream += chunk + encodeEnd(i, 1 << 20).value();
+  }
+  FrameReader reader(1 << 20);
+  reader.append(stream.data(), stream.size());
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    const wire::Frame* f = nullptr;
+    std::string error;
+    ASSERT_EQ(reader.next(&f, &error), FrameReader::Next::kFrame) << error;
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(f) % alignof(std::uint32_t), 0u);
+    ASSERT_EQ(f->message_type(), wire::Message::BodyChunk);
+    EXPECT_EQ(f->message_as_BodyChunk()->id(), i);
+    EXPECT_EQ(reader.trailer(), bodies[i]);
+    ASSERT_EQ(reader.next(&f, &error), FrameReader::Next::kFrame) << error;
+    EXPECT_EQ(f->message_type(), wire::Message::End);
+    EXPECT_TRUE(reader.trailer().empty());
+  }
+  EXPECT_EQ(reader.buffered(), 0u);
+}
+
+// The split form (a head, and the body written from where it is) is the same frame on the wire.
+TEST(Frames, AHeadAndItsTrailerApartAreTheWholeFrame) {
+  std::string body(1000, 'q');
+  std::string whole = encodeRequestBody(5, body, false, "", 1 << 20).value();
+  std::string head = encodeRequestBodyHead(5, body.size(), false, "", 1 << 20).value();
+  EXPECT_EQ(head + body + std::string(kFramePad, framePadding(body.size())), whole);
+  // The ceiling counts the trailer.
+  EXPECT_FALSE(encodeBodyChunkHead(1, 2000, 1024));
+  EXPECT_FALSE(encodeBodyChunk(1, std::string(1020, 'x'), 1024));
+}
+
+TEST(Frames, ATrailerOnAMessageThatCarriesNoneIsAnError) {
+  std::string end = encodeEnd(3, 1 << 20).value();
+  end[7] = 8;  // the trailer's length
+  end += "smuggled";
+  FrameReader reader(1 << 20);
+  reader.append(end.data(), end.size());
+  const wire::Frame* f = nullptr;
+  std::string error;
+  EXPECT_EQ(reader.next(&f, &error), FrameReader::Next::kError);
+  EXPECT_NE(error.find("on a End frame, which carries none"), std::string::npos) << error;
+  // And a sender cannot make one.
+  flatbuffers::FlatBufferBuilder fbb;
+  auto m = wire::CreateEnd(fbb, 3);
+  EXPECT_FALSE(finishFrame(fbb, wire::Message::End, m.Union(), 1 << 20, 8));
+}
+
+TEST(Frames, AMessageLengthThatIsNotAMultipleOfEightIsAnError) {
+  std::string odd("\x00\x00\x00\x0c\0\0\0\0" "twelve bytes", 20);
+  FrameReader reader(1 << 20);
+  reader.append(odd.data(), odd.size());
+  const wire::Frame* f = nullptr;
+  std::string error;
+  EXPECT_EQ(reader.next(&f, &error), FrameReader::Next::kError);
+  EXPECT_NE(error.find("not a multiple of 8"), std::string::npos) << error;
+}
+
+// Read in place: room() offers at least what was asked, and the whole rest of a frame under way
+// (so one read can take a large body); a frame is handed out from where it was read.
+TEST(Frames, ReadingInPlaceOffersRoomForTheFrameUnderWay) {
+  std::string big = encodeBodyChunk(1, std::string(300'000, 'b'), 1 << 20).value();
+  std::string small = encodeHeartbeat(9, 1 << 20).value();
+  std::string stream = small + big + small;
+  FrameReader reader(1 << 20);
+  std::size_t at = 0;
+  std::vector<std::string> seen;
+  while (at < stream.size()) {
+    std::span<char> room = reader.room(4096);
+    ASSERT_GE(room.size(), 4096u);
+    std::size_t n = std::min(room.size(), stream.size() - at);
+    std::memcpy(room.data(), stream.data() + at, n);
+    reader.commit(n);
+    at += n;
+    const wire::Frame* f = nullptr;
+    std::string error;
+    while (reader.next(&f, &error) == FrameReader::Next::kFrame) {
+      seen.push_back(std::string(wire::EnumNameMessage(f->message_type())) + ":" +
+                     std::to_string(reader.trailer().size()));
+    }
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"Heartbeat:0", "BodyChunk:300000", "Heartbeat:0"}));
 }
 
 // The fuzz target over a deterministic corpus: valid frames, then each mutated many ways.

@@ -380,6 +380,15 @@ TEST_F(PoolTest, OversizedFrameIsNamedWithItsSize) {
   expectReplacedAfterViolation(metrics_, "oversize", "frame of 2147483647 bytes exceeds");
 }
 
+TEST_F(PoolTest, AMessageLengthThatIsNotAMultipleOfEightEndsTheWorker) {
+  expectReplacedAfterViolation(metrics_, "misaligned", "not a multiple of 8");
+}
+
+// Only the messages that carry a body have a trailer: bytes smuggled behind another are refused.
+TEST_F(PoolTest, ATrailerOnAMessageThatTakesNoneEndsTheWorker) {
+  expectReplacedAfterViolation(metrics_, "trailer-on-end", "on a End frame, which carries none");
+}
+
 TEST_F(PoolTest, FrameForAnUnknownRequestEndsTheWorker) {
   expectReplacedAfterViolation(metrics_, "unknown-id", "for unknown request");
 }

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "eventually.h"
+#include "ipc/frame_codec.h"
 #include "ipc/reactor.h"
 #include "read_all.h"
 
@@ -109,6 +110,28 @@ TEST(SocketWriter, WhatOnePassOfTheReactorSendsLeavesInOneWrite) {
   for (int i = 0; i < 50; ++i) expected += "frame " + std::to_string(i) + "\n";
   EXPECT_EQ(readAll(link->peer, expected.size()), expected);
   EXPECT_EQ(link->writer.writes(), 1u);
+}
+
+// A head and its trailer (a body moved in, written from there) arrive as the whole frame, with
+// its padding, in order with the frames around it and in the same gathered write.
+TEST(SocketWriter, AHeadAndItsTrailerArriveAsTheWholeFrame) {
+  Reactor reactor(1, "test-io");
+  auto link = std::make_shared<Link>(reactor);
+  std::string expected;
+  onStrand(*link, [&] {
+    for (int i = 0; i < 9; ++i) {
+      std::string body(1000 + i, 'b');
+      expected += encodeRequestBody(i, body, false, "", kDefaultMaxFrameBytes).value();
+      auto head = encodeRequestBodyHead(i, body.size(), false, "", kDefaultMaxFrameBytes);
+      ASSERT_TRUE(link->writer.send(std::move(head.value()), std::move(body), link));
+      std::string end = encodeEnd(i, kDefaultMaxFrameBytes).value();
+      expected += end;
+      link->writer.send(std::move(end), link);
+    }
+  });
+  EXPECT_EQ(readAll(link->peer, expected.size()), expected);
+  EXPECT_EQ(link->writer.writes(), 1u);
+  EXPECT_TRUE(eventually([&] { return link->writer.queuedBytes() == 0; }));
 }
 
 TEST(SocketWriter, ASenderNeverBlocksOnAPeerThatDoesNotRead) {

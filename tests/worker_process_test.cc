@@ -39,7 +39,7 @@ Result<std::unique_ptr<WorkerProcess>> spawnOn(Reactor& reactor, std::vector<std
                                                Seen& seen) {
   return WorkerProcess::spawn(
       reactor.io(), argv, kDefaultMaxFrameBytes,
-      [&](const wire::Frame&) {
+      [&](const wire::Frame&, std::string_view) {
         ++seen.frames;
         if (!onTheReactor(reactor)) seen.framesOffTheReactor = true;
       },

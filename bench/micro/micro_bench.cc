@@ -65,7 +65,7 @@ void BM_WorkerRoundTrip(benchmark::State& state) {
   Reactor reactor(1, "isolane-wio");  // outlives the process
   auto proc = WorkerProcess::spawn(
       reactor.io(), {ISOLANE_BINARY, "worker"}, kDefaultMaxFrameBytes,
-      [&](const wire::Frame& f) {
+      [&](const wire::Frame& f, std::string_view) {
         if (f.message_type() == wire::Message::HeartbeatAck) {
           std::lock_guard<std::mutex> lock(mu);
           answered = f.message_as_HeartbeatAck()->seq();

@@ -19,7 +19,7 @@ int sandboxCheck() {
   Reactor reactor(1, "isolane-wio");
   auto worker = WorkerProcess::spawn(
       reactor.io(), engineCommand({"worker", "--probe-sandbox", "true"}), kDefaultMaxFrameBytes,
-      [](const wire::Frame&) {}, [died](const std::string& why) { died->set_value(why); });
+      [](const wire::Frame&, std::string_view) {}, [died](const std::string& why) { died->set_value(why); });
   if (!worker) {
     std::cerr << "isolane sandbox-check: " << worker.error() << "\n";
     return 2;

@@ -166,7 +166,7 @@ class ExecPool {
 
   // exec_pool_workers.cc: spawning, frames, heartbeats, deaths, retirement, shutdown.
   Worker& spawnLocked(After& after);
-  void onFrame(std::uint64_t workerId, const wire::Frame& frame);
+  void onFrame(std::uint64_t workerId, const wire::Frame& frame, std::string_view trailer);
   void onDeath(std::uint64_t workerId, const std::string& reason);
   void killLocked(Worker& w, const std::string& reason);
   // Every change of a worker's state (WorkerLifecycle's sink): its event, log line and metric.

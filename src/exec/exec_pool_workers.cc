@@ -26,7 +26,7 @@ ExecPool::Worker& ExecPool::spawnLocked(After& after) {
   argv.push_back(std::to_string(id));
   const WorkerSpawner& spawn = options_.spawnWorker ? options_.spawnWorker : spawnWorkerProcess;
   auto proc = spawn(WorkerSpawn{
-      std::move(argv), options_.maxFrameBytes, [this, id](const wire::Frame& f) { onFrame(id, f); },
+      std::move(argv), options_.maxFrameBytes, [this, id](const wire::Frame& f, std::string_view trailer) { onFrame(id, f, trailer); },
       [this, id](const std::string& why) { onDeath(id, why); }, -1, &reactor_.io()});
   if (proc) w->proc = std::shared_ptr<WorkerChannel>(std::move(proc.value()));
   w->life.spawned(clock_.now());
@@ -95,7 +95,8 @@ void ExecPool::onTransitionLocked(const Worker& w, const WorkerTransition& t) {
   }
 }
 
-void ExecPool::onFrame(std::uint64_t workerId, const wire::Frame& frame) {
+void ExecPool::onFrame(std::uint64_t workerId, const wire::Frame& frame,
+                       std::string_view trailer) {
   After after;
   {
     std::unique_lock lock(mu_);
@@ -161,7 +162,7 @@ void ExecPool::onFrame(std::uint64_t workerId, const wire::Frame& frame) {
         if (w.nativeOutbound == 0) return violation("a fetch with no native-outbound execution");
         if (!w.egressReply) w.egressReply = Egress::replyTo(w.proc);
         std::shared_ptr<const Egress::Reply> reply = w.egressReply;
-        FetchCall call = decodeFetchCall(*frame.message_as_FetchCall());
+        FetchCall call = decodeFetchCall(*frame.message_as_FetchCall(), trailer);
         lock.unlock();
         egress_.call(workerId, reply, std::move(call));
         return;

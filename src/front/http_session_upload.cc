@@ -26,8 +26,16 @@ void HttpSession::startBodyStream() {
 
 bool HttpSession::forwardBody() {
   std::string bytes = reader_.takeBodySoFar();
-  for (std::size_t at = 0; at < bytes.size(); at += kStreamPieceBytes) {
-    if (!bodyOut_->push(bytes.substr(at, kStreamPieceBytes))) {
+  std::vector<std::string> pieces;
+  if (bytes.size() <= kStreamPieceBytes) {  // what one read took, mostly: moved on, not copied
+    if (!bytes.empty()) pieces.push_back(std::move(bytes));
+  } else {
+    for (std::size_t at = 0; at < bytes.size(); at += kStreamPieceBytes) {
+      pieces.push_back(bytes.substr(at, kStreamPieceBytes));
+    }
+  }
+  for (std::string& piece : pieces) {
+    if (!bodyOut_->push(std::move(piece))) {
       // Only after the body ended or failed: a bug, not the client.
       failBody("internal: a request body piece after its end");
       onUnexpected("body stream", "request body piece after its end");

@@ -5,19 +5,10 @@ namespace {
 
 std::string str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
 
-std::string bytes(const flatbuffers::Vector<std::uint8_t>* v) {
-  return v ? std::string(v->begin(), v->end()) : std::string();
-}
-
-flatbuffers::Offset<flatbuffers::Vector<std::uint8_t>> byteVector(
-    flatbuffers::FlatBufferBuilder& fbb, const std::string& data) {
-  return fbb.CreateVector(reinterpret_cast<const std::uint8_t*>(data.data()), data.size());
-}
-
 }  // namespace
 
 Result<std::string> encodeFetchCall(const FetchCall& call, std::size_t max) {
-  flatbuffers::FlatBufferBuilder fbb(128 + call.url.size() + call.body.size());
+  flatbuffers::FlatBufferBuilder fbb(128 + call.url.size());
   auto action = call.action == FetchCall::Action::kStart  ? wire::FetchAction::Start
                 : call.action == FetchCall::Action::kPull ? wire::FetchAction::Pull
                                                           : wire::FetchAction::Abort;
@@ -25,16 +16,18 @@ Result<std::string> encodeFetchCall(const FetchCall& call, std::size_t max) {
   if (call.action == FetchCall::Action::kStart) {
     m = wire::CreateFetchCall(fbb, call.op, action, fbb.CreateString(call.app),
                               fbb.CreateString(call.method), fbb.CreateString(call.url),
-                              wireHeaders(fbb, call.headers), byteVector(fbb, call.body),
-                              call.timeoutMs);
+                              wireHeaders(fbb, call.headers), call.timeoutMs);
   } else {
     m = wire::CreateFetchCall(fbb, call.op, action);
   }
-  return finishFrame(fbb, wire::Message::FetchCall, m.Union(), max);
+  // The body (of a Start) is the trailer.
+  std::string_view body = call.action == FetchCall::Action::kStart ? call.body : std::string_view();
+  return appendTrailer(finishFrame(fbb, wire::Message::FetchCall, m.Union(), max, body.size()),
+                       body);
 }
 
 Result<std::string> encodeFetchEvent(const FetchEvent& event, std::size_t max) {
-  flatbuffers::FlatBufferBuilder fbb(128 + event.data.size());
+  flatbuffers::FlatBufferBuilder fbb(128);
   wire::FetchEventKind kind = wire::FetchEventKind::Error;
   switch (event.kind) {
     case FetchEvent::Kind::kHead:
@@ -52,12 +45,13 @@ Result<std::string> encodeFetchEvent(const FetchEvent& event, std::size_t max) {
   auto status =
       static_cast<std::uint16_t>(event.status < 0 || event.status > 999 ? 0 : event.status);
   auto m = wire::CreateFetchEvent(fbb, event.op, kind, status, fbb.CreateString(event.statusText),
-                                  wireHeaders(fbb, event.headers), byteVector(fbb, event.data),
-                                  fbb.CreateString(event.errorKind));
-  return finishFrame(fbb, wire::Message::FetchEvent, m.Union(), max);
+                                  wireHeaders(fbb, event.headers), fbb.CreateString(event.errorKind));
+  // A piece of the body (of a Chunk) is the trailer.
+  return appendTrailer(
+      finishFrame(fbb, wire::Message::FetchEvent, m.Union(), max, event.data.size()), event.data);
 }
 
-FetchCall decodeFetchCall(const wire::FetchCall& m) {
+FetchCall decodeFetchCall(const wire::FetchCall& m, std::string_view trailer) {
   FetchCall call;
   call.op = m.op();
   switch (m.action()) {
@@ -75,12 +69,12 @@ FetchCall decodeFetchCall(const wire::FetchCall& m) {
   call.method = str(m.method());
   call.url = str(m.url());
   call.headers = headersFrom(m.headers());
-  call.body = bytes(m.body());
+  call.body.assign(trailer);
   call.timeoutMs = m.timeout_ms();
   return call;
 }
 
-FetchEvent decodeFetchEvent(const wire::FetchEvent& m) {
+FetchEvent decodeFetchEvent(const wire::FetchEvent& m, std::string_view trailer) {
   FetchEvent event;
   event.op = m.op();
   switch (m.kind()) {
@@ -100,7 +94,7 @@ FetchEvent decodeFetchEvent(const wire::FetchEvent& m) {
   event.status = m.status();
   event.statusText = str(m.status_text());
   event.headers = headersFrom(m.headers());
-  event.data = bytes(m.data());
+  event.data.assign(trailer);
   event.errorKind = str(m.error_kind());
   return event;
 }

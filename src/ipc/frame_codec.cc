@@ -1,5 +1,6 @@
 #include "ipc/frame_codec.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace isolane {
@@ -7,22 +8,65 @@ namespace isolane {
 using flatbuffers::FlatBufferBuilder;
 using flatbuffers::Offset;
 
-Result<std::string> finishFrame(FlatBufferBuilder& fbb, wire::Message type, Offset<void> message,
-                                std::size_t maxFrameBytes) {
-  fbb.Finish(wire::CreateFrame(fbb, type, message));
-  std::size_t size = fbb.GetSize();
-  if (size > maxFrameBytes) {
-    return Error{"frame of " + std::to_string(size) + " bytes exceeds the ceiling of " +
-                 std::to_string(maxFrameBytes) + " bytes"};
-  }
-  std::string out(kFrameHeaderBytes + size, '\0');
-  auto n = static_cast<std::uint32_t>(size);
+namespace {
+void putBigEndian32(char* out, std::uint32_t n) {
   out[0] = static_cast<char>(n >> 24);
   out[1] = static_cast<char>(n >> 16);
   out[2] = static_cast<char>(n >> 8);
   out[3] = static_cast<char>(n);
-  std::memcpy(out.data() + kFrameHeaderBytes, fbb.GetBufferPointer(), size);
+}
+std::uint32_t readBigEndian32(const char* in) {
+  const auto* p = reinterpret_cast<const std::uint8_t*>(in);
+  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) |
+         std::uint32_t{p[3]};
+}
+std::size_t alignUp(std::size_t n) { return (n + kFrameAlign - 1) / kFrameAlign * kFrameAlign; }
+std::string tooBig(std::size_t bytes, std::size_t max) {
+  return "frame of " + std::to_string(bytes) + " bytes exceeds the ceiling of " +
+         std::to_string(max) + " bytes";
+}
+}  // namespace
+
+bool carriesTrailer(wire::Message type) {
+  switch (type) {
+    case wire::Message::Request:
+    case wire::Message::RequestBody:
+    case wire::Message::ResponseHead:
+    case wire::Message::BodyChunk:
+    case wire::Message::FetchCall:
+    case wire::Message::FetchEvent:
+      return true;
+    default:
+      return false;
+  }
+}
+
+Result<std::string> finishFrame(FlatBufferBuilder& fbb, wire::Message type, Offset<void> message,
+                                std::size_t maxFrameBytes, std::size_t trailerBytes) {
+  fbb.Finish(wire::CreateFrame(fbb, type, message));
+  std::size_t size = fbb.GetSize();
+  // The message is padded at its end: FlatBuffers aligns from the start of the buffer, which the
+  // reader keeps 8-aligned.
+  std::size_t padded = alignUp(size);
+  if (padded + trailerBytes > maxFrameBytes) return Error{tooBig(padded + trailerBytes, maxFrameBytes)};
+  if (trailerBytes > 0 && !carriesTrailer(type)) {
+    return Error{"a " + std::string(wire::EnumNameMessage(type)) + " frame carries no trailer"};
+  }
+  std::string out;
+  out.reserve(kFrameHeaderBytes + padded + trailerBytes + framePadding(trailerBytes));
+  out.resize(kFrameHeaderBytes);
+  putBigEndian32(out.data(), static_cast<std::uint32_t>(padded));
+  putBigEndian32(out.data() + 4, static_cast<std::uint32_t>(trailerBytes));
+  out.append(reinterpret_cast<const char*>(fbb.GetBufferPointer()), size);
+  out.append(padded - size, '\0');
   return out;
+}
+
+Result<std::string> appendTrailer(Result<std::string> head, std::string_view trailer) {
+  if (!head) return head;
+  head.value().append(trailer);
+  head.value().append(kFramePad, framePadding(trailer.size()));
+  return head;
 }
 
 Offset<flatbuffers::Vector<Offset<wire::Header>>> wireHeaders(FlatBufferBuilder& fbb,
@@ -39,8 +83,8 @@ namespace {
 
 std::string str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
 Result<std::string> finish(FlatBufferBuilder& fbb, wire::Message type, Offset<void> message,
-                           std::size_t maxFrameBytes) {
-  return finishFrame(fbb, type, message, maxFrameBytes);
+                           std::size_t maxFrameBytes, std::size_t trailerBytes = 0) {
+  return finishFrame(fbb, type, message, maxFrameBytes, trailerBytes);
 }
 auto headers(FlatBufferBuilder& fbb, const HeaderList& list) { return wireHeaders(fbb, list); }
 
@@ -161,32 +205,25 @@ Result<std::string> encodeAppLoaded(const std::string& name, bool ok, const std:
 
 Result<std::string> encodeRequest(std::uint64_t id, const AppRequest& r, std::uint32_t deadlineMs,
                                   std::size_t max) {
-  if (r.body.size() > max) {
-    return Error{"frame of more than " + std::to_string(r.body.size()) +
-                 " bytes exceeds the ceiling of " + std::to_string(max) + " bytes"};
-  }
-  FlatBufferBuilder fbb(512 + r.body.size());
-  auto body = fbb.CreateVector(reinterpret_cast<const std::uint8_t*>(r.body.data()), r.body.size());
-  auto m =
-      wire::CreateRequest(fbb, id, fbb.CreateString(r.app), fbb.CreateString(r.requestId),
-                          fbb.CreateString(r.method), fbb.CreateString(r.url),
-                          headers(fbb, r.headers), body, 0, deadlineMs, r.bodyStream != nullptr);
-  return finish(fbb, wire::Message::Request, m.Union(), max);
+  // A body that is whole at dispatch is the trailer; a streamed one follows in RequestBody frames.
+  if (r.body.size() > max) return Error{tooBig(r.body.size(), max)};
+  FlatBufferBuilder fbb(512);
+  auto m = wire::CreateRequest(fbb, id, fbb.CreateString(r.app), fbb.CreateString(r.requestId),
+                               fbb.CreateString(r.method), fbb.CreateString(r.url),
+                               headers(fbb, r.headers), 0, deadlineMs, r.bodyStream != nullptr);
+  return appendTrailer(finish(fbb, wire::Message::Request, m.Union(), max, r.body.size()), r.body);
 }
 
 namespace {
 // A ResponseHead; `whole`: complete, with the body in it.
 Result<std::string> responseHead(std::uint64_t id, const AppResponse& r, std::size_t max,
                                  bool whole) {
-  FlatBufferBuilder fbb(512 + (whole ? r.body.size() : 0));
-  Offset<flatbuffers::Vector<std::uint8_t>> body;
-  if (whole) {
-    body = fbb.CreateVector(reinterpret_cast<const std::uint8_t*>(r.body.data()), r.body.size());
-  }
+  FlatBufferBuilder fbb(512);
   auto m = wire::CreateResponseHead(fbb, id, static_cast<std::uint16_t>(r.status),
                                     fbb.CreateString(r.statusText), headers(fbb, r.headers),
-                                    r.streamed, body, whole);
-  return finish(fbb, wire::Message::ResponseHead, m.Union(), max);
+                                    r.streamed, whole);
+  std::string_view body = whole ? std::string_view(r.body) : std::string_view();
+  return appendTrailer(finish(fbb, wire::Message::ResponseHead, m.Union(), max, body.size()), body);
 }
 }  // namespace
 
@@ -202,15 +239,16 @@ Result<std::string> encodeWholeResponse(std::uint64_t id, const AppResponse& r, 
   return responseHead(id, r, max, /*whole=*/true);
 }
 
+Result<std::string> encodeBodyChunkHead(std::uint64_t id, std::size_t dataBytes,
+                                        std::size_t max) {
+  if (dataBytes > max) return Error{tooBig(dataBytes, max)};
+  FlatBufferBuilder fbb(64);
+  auto m = wire::CreateBodyChunk(fbb, id);
+  return finish(fbb, wire::Message::BodyChunk, m.Union(), max, dataBytes);
+}
+
 Result<std::string> encodeBodyChunk(std::uint64_t id, std::string_view data, std::size_t max) {
-  if (data.size() > max) {
-    return Error{"frame of more than " + std::to_string(data.size()) +
-                 " bytes exceeds the ceiling of " + std::to_string(max) + " bytes"};
-  }
-  FlatBufferBuilder fbb(64 + data.size());
-  auto bytes = fbb.CreateVector(reinterpret_cast<const std::uint8_t*>(data.data()), data.size());
-  auto m = wire::CreateBodyChunk(fbb, id, bytes);
-  return finish(fbb, wire::Message::BodyChunk, m.Union(), max);
+  return appendTrailer(encodeBodyChunkHead(id, data.size(), max), data);
 }
 
 Result<std::string> encodeEnd(std::uint64_t id, std::size_t max) {
@@ -230,12 +268,17 @@ Result<std::string> encodeFailure(std::uint64_t id, FailureKind kind, const std:
   return finish(fbb, wire::Message::Failure, m.Union(), max);
 }
 
+Result<std::string> encodeRequestBodyHead(std::uint64_t id, std::size_t dataBytes, bool end,
+                                          const std::string& error, std::size_t max) {
+  if (dataBytes > max) return Error{tooBig(dataBytes, max)};
+  FlatBufferBuilder fbb(128);
+  auto m = wire::CreateRequestBody(fbb, id, end, fbb.CreateString(error));
+  return finish(fbb, wire::Message::RequestBody, m.Union(), max, dataBytes);
+}
+
 Result<std::string> encodeRequestBody(std::uint64_t id, std::string_view data, bool end,
                                       const std::string& error, std::size_t max) {
-  FlatBufferBuilder fbb(128 + data.size());
-  auto bytes = fbb.CreateVector(reinterpret_cast<const std::uint8_t*>(data.data()), data.size());
-  auto m = wire::CreateRequestBody(fbb, id, bytes, end, fbb.CreateString(error));
-  return finish(fbb, wire::Message::RequestBody, m.Union(), max);
+  return appendTrailer(encodeRequestBodyHead(id, data.size(), end, error, max), data);
 }
 
 Result<std::string> encodeBodyCredit(std::uint64_t id, std::uint32_t bytes, std::size_t max) {
@@ -274,45 +317,106 @@ Result<std::string> encodeShutdown(std::uint32_t drainMs, std::size_t max) {
   return finish(fbb, wire::Message::Shutdown, m.Union(), max);
 }
 
-FrameReader::Next FrameReader::next(const wire::Frame** frame, std::string* error) {
-  // Drop what the previous call handed out; compact only when it is worth it.
-  if (consumed_ > 0 && (consumed_ >= buffer_.size() || consumed_ > std::size_t{64} * 1024)) {
-    buffer_.erase(0, consumed_);
-    consumed_ = 0;
+std::size_t FrameReader::pendingFrameBytes() const {
+  if (end_ - begin_ < kFrameHeaderBytes) return 0;
+  std::size_t message = readBigEndian32(bytes() + begin_);
+  std::size_t trailer = readBigEndian32(bytes() + begin_ + 4);
+  if (message + trailer > maxFrameBytes_) return 0;
+  return kFrameHeaderBytes + message + trailer + framePadding(trailer);
+}
+
+void FrameReader::reserve(std::size_t bytes) {
+  std::size_t capacity = alignUp(std::max({bytes, capacity_ * 2, std::size_t{64} << 10}));
+  auto grown = std::make_unique_for_overwrite<std::uint64_t[]>(capacity / sizeof(std::uint64_t));
+  if (end_ > begin_) std::memcpy(grown.get(), this->bytes() + begin_, end_ - begin_);
+  storage_ = std::move(grown);
+  capacity_ = capacity;
+  end_ -= begin_;
+  begin_ = 0;
+}
+
+std::span<char> FrameReader::room(std::size_t atLeast) {
+  trailer_ = {};
+  // A buffer that held a large frame (an app's modules) is let go of once it is empty.
+  constexpr std::size_t kKeptBytes = std::size_t{1} << 20;
+  if (begin_ == end_) {
+    begin_ = end_ = 0;
+    if (capacity_ > kKeptBytes) {
+      storage_.reset();
+      capacity_ = 0;
+    }
   }
-  std::size_t available = buffer_.size() - consumed_;
+  std::size_t frame = pendingFrameBytes();
+  std::size_t need = std::max(atLeast, frame > buffered() ? frame - buffered() : 0);
+  if (capacity_ - end_ < need) {
+    if (begin_ > 0 && capacity_ - (end_ - begin_) >= need) {
+      // Only the start of one frame is kept, moved to the front (a frame boundary stays 8-aligned).
+      std::memmove(bytes(), bytes() + begin_, end_ - begin_);
+      end_ -= begin_;
+      begin_ = 0;
+    } else {
+      reserve(end_ - begin_ + need);
+    }
+  }
+  return {bytes() + end_, capacity_ - end_};
+}
+
+void FrameReader::commit(std::size_t n) { end_ += std::min(n, capacity_ - end_); }
+
+void FrameReader::append(const char* data, std::size_t n) {
+  if (n == 0) return;
+  std::span<char> to = room(n);
+  std::memcpy(to.data(), data, n);
+  commit(n);
+}
+
+FrameReader::Next FrameReader::next(const wire::Frame** frame, std::string* error) {
+  trailer_ = {};
+  std::size_t available = end_ - begin_;
+  const char* at = bytes() + begin_;
+  // An oversized message length is refused as soon as it is in, before the rest of the header.
+  if (available >= 4 && readBigEndian32(at) > maxFrameBytes_) {
+    *error = tooBig(readBigEndian32(at), maxFrameBytes_);
+    return Next::kError;
+  }
   if (available < kFrameHeaderBytes) return Next::kNeedMore;
-  const auto* p = reinterpret_cast<const std::uint8_t*>(buffer_.data() + consumed_);
-  std::size_t length = (std::size_t{p[0]} << 24) | (std::size_t{p[1]} << 16) |
-                       (std::size_t{p[2]} << 8) | std::size_t{p[3]};
-  if (length > maxFrameBytes_) {
-    *error = "frame of " + std::to_string(length) + " bytes exceeds the ceiling of " +
-             std::to_string(maxFrameBytes_) + " bytes";
+  std::size_t length = readBigEndian32(at);
+  std::size_t trailer = readBigEndian32(at + 4);
+  if (length + trailer > maxFrameBytes_) {
+    *error = tooBig(length + trailer, maxFrameBytes_);
     return Next::kError;
   }
   if (length < 8) {
     *error = "frame of " + std::to_string(length) + " bytes is too short to hold a message";
     return Next::kError;
   }
-  if (available < kFrameHeaderBytes + length) return Next::kNeedMore;
-  // FlatBuffers wants its scalars aligned; the payload sits 4 bytes into a byte stream, so it is
-  // copied into 8-byte-aligned scratch first.
-  scratch_.resize((length + 7) / 8);
-  std::memcpy(scratch_.data(), p + kFrameHeaderBytes, length);
-  const auto* payload = reinterpret_cast<const std::uint8_t*>(scratch_.data());
-  // Bounds, offsets, nesting and string termination are checked here; after this the accessors
-  // cannot read outside the payload.
-  flatbuffers::Verifier verifier(payload, length, /*max_depth=*/16, /*max_tables=*/100'000);
+  if (length % kFrameAlign != 0) {
+    *error = "a message of " + std::to_string(length) + " bytes, not a multiple of 8";
+    return Next::kError;
+  }
+  std::size_t total = kFrameHeaderBytes + length + trailer + framePadding(trailer);
+  if (available < total) return Next::kNeedMore;
+  // Every frame is a multiple of 8 long and the buffer is 8-aligned, so the message is aligned
+  // where it lies. Bounds, offsets, nesting and string termination are checked here; after this
+  // the accessors cannot read outside the message.
+  const auto* message = reinterpret_cast<const std::uint8_t*>(at + kFrameHeaderBytes);
+  flatbuffers::Verifier verifier(message, length, /*max_depth=*/16, /*max_tables=*/100'000);
   if (!wire::VerifyFrameBuffer(verifier)) {
     *error = "malformed frame (" + std::to_string(length) + " bytes failed verification)";
     return Next::kError;
   }
-  const wire::Frame* f = wire::GetFrame(payload);
+  const wire::Frame* f = wire::GetFrame(message);
   if (f->message_type() == wire::Message::NONE || f->message() == nullptr) {
     *error = "frame without a message";
     return Next::kError;
   }
-  consumed_ += kFrameHeaderBytes + length;
+  if (trailer > 0 && !carriesTrailer(f->message_type())) {
+    *error = "a trailer of " + std::to_string(trailer) + " bytes on a " +
+             wire::EnumNameMessage(f->message_type()) + " frame, which carries none";
+    return Next::kError;
+  }
+  begin_ += total;
+  trailer_ = std::string_view(at + kFrameHeaderBytes + length, trailer);
   *frame = f;
   return Next::kFrame;
 }

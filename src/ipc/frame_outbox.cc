@@ -4,9 +4,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <iterator>
 #include <chrono>
 
+#include "ipc/frame_codec.h"
 #include "obs/log.h"
 
 namespace isolane {
@@ -47,26 +50,47 @@ void FrameOutbox::breakLocked(std::unique_lock<std::mutex>& lock, const std::str
   lock.lock();
 }
 
-void FrameOutbox::sendBytes(std::string bytes, std::shared_ptr<const void> hold) {
-  std::unique_lock<std::mutex> lock(mutex_);
-  if (broken_) return;
-  if (queue_.empty() && !flushing_) {
-    // The common case: the socket has room, and the frame leaves now, from this thread.
-    std::size_t sent = 0;
-    while (sent < bytes.size()) {
-      ssize_t n =
-          ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
-      if (n > 0) {
-        sent += static_cast<std::size_t>(n);
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-      return breakLocked(lock, "the other end closed the socket");
+std::optional<std::size_t> FrameOutbox::writeNowLocked(std::span<const iovec> parts,
+                                                       std::unique_lock<std::mutex>& lock) {
+  if (!queue_.empty() || flushing_) return 0;  // behind what waits: order is kept
+  // The common case: the socket has room, and the frame leaves now, from this thread.
+  iovec iov[4];
+  std::size_t count = std::min(parts.size(), std::size(iov));
+  std::copy_n(parts.begin(), count, iov);
+  std::size_t sent = 0, first = 0;
+  auto skipEmpty = [&] {
+    while (first < count && iov[first].iov_len == 0) ++first;
+  };
+  skipEmpty();
+  while (first < count) {
+    msghdr message{};
+    message.msg_iov = iov + first;
+    message.msg_iovlen = count - first;
+    ssize_t n = ::sendmsg(fd_, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    if (n <= 0) {
+      breakLocked(lock, "the other end closed the socket");
+      return std::nullopt;
     }
-    if (sent == bytes.size()) return;
-    bytes.erase(0, sent);
+    sent += static_cast<std::size_t>(n);
+    for (auto left = static_cast<std::size_t>(n); left > 0;) {  // past what was written
+      if (left >= iov[first].iov_len) {
+        left -= iov[first].iov_len;
+        ++first;
+      } else {
+        iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + left;
+        iov[first].iov_len -= left;
+        left = 0;
+      }
+    }
+    skipEmpty();
   }
+  return sent;
+}
+
+void FrameOutbox::enqueueLocked(std::string bytes, std::shared_ptr<const void> hold,
+                                std::unique_lock<std::mutex>& lock) {
   queued_ += bytes.size();
   if (queued_ > kMaxQueuedBytes) {
     return breakLocked(lock, "the other end stopped reading (" + std::to_string(queued_ >> 20) +
@@ -75,6 +99,42 @@ void FrameOutbox::sendBytes(std::string bytes, std::shared_ptr<const void> hold)
   queue_.push_back(Entry{std::move(bytes), std::move(hold)});
   lock.unlock();
   wake_.notify_one();
+}
+
+void FrameOutbox::sendBytes(std::string bytes, std::shared_ptr<const void> hold) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (broken_) return;
+  iovec part{bytes.data(), bytes.size()};
+  std::optional<std::size_t> sent = writeNowLocked({&part, 1}, lock);
+  if (!sent || *sent == bytes.size()) return;
+  if (*sent > 0) bytes.erase(0, *sent);
+  enqueueLocked(std::move(bytes), std::move(hold), lock);
+}
+
+void FrameOutbox::sendFrame(std::string head, std::string_view trailer) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (broken_) return;
+  std::size_t pad = framePadding(trailer.size());
+  iovec parts[] = {{head.data(), head.size()},
+                   {const_cast<char*>(trailer.data()), trailer.size()},
+                   {const_cast<char*>(kFramePad), pad}};
+  std::optional<std::size_t> sent = writeNowLocked(parts, lock);
+  std::size_t total = head.size() + trailer.size() + pad;
+  if (!sent || *sent == total) return;
+  // What the socket did not take waits in the queue: the one copy of these bytes.
+  std::string rest;
+  rest.reserve(total - *sent);
+  std::size_t skip = *sent;
+  for (const iovec& part : parts) {
+    std::size_t n = part.iov_len;
+    if (skip >= n) {
+      skip -= n;
+      continue;
+    }
+    rest.append(static_cast<const char*>(part.iov_base) + skip, n - skip);
+    skip = 0;
+  }
+  enqueueLocked(std::move(rest), {}, lock);
 }
 
 void FrameOutbox::flushLoop() {

@@ -10,7 +10,9 @@
 // given up on, as on a write error: `onBroken` says why (the worker exits), and later sends are
 // dropped.
 //
-// Thread rule: send() and sendBytes() are safe from any thread.
+// Thread rule: send(), sendBytes() and sendFrame() are safe from any thread.
+
+#include <sys/uio.h>
 
 #include <condition_variable>
 #include <cstddef>
@@ -18,7 +20,10 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "util/result.h"
@@ -40,9 +45,20 @@ class FrameOutbox {
   // of once the bytes are written (or the socket is given up on): what keeps them charged to
   // whoever made them (runtime/memory_budget.h).
   void sendBytes(std::string bytes, std::shared_ptr<const void> hold = {});
+  // A frame's head and its trailer (frame_codec.h) apart: the trailer is written from where it
+  // is, and copied only when the socket cannot take it now. The padding is added here.
+  void sendFrame(std::string head, std::string_view trailer);
 
  private:
   void flushLoop();
+  // Writes `parts` (at most 4) now when nothing waits before them and the socket takes them: the bytes
+  // written (all, some or none), or nothing when the socket broke.
+  std::optional<std::size_t> writeNowLocked(std::span<const iovec> parts,
+                                            std::unique_lock<std::mutex>& lock);
+  // Queues `bytes` for the flusher (or breaks the socket when the queue is past its bound);
+  // unlocks.
+  void enqueueLocked(std::string bytes, std::shared_ptr<const void> hold,
+                     std::unique_lock<std::mutex>& lock);
   void breakLocked(std::unique_lock<std::mutex>& lock, const std::string& why);
 
   const int fd_;

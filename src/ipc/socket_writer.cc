@@ -4,6 +4,8 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
+#include "ipc/frame_codec.h"
+
 namespace isolane {
 
 namespace asio = boost::asio;
@@ -16,9 +18,23 @@ SocketWriter::SocketWriter(Strand strand, Socket& socket, OnBroken onBroken,
       maxQueued_(maxQueuedBytes) {}
 
 bool SocketWriter::send(std::string bytes, const std::shared_ptr<const void>& owner) {
+  return queue(&bytes, 1, owner);
+}
+
+bool SocketWriter::send(std::string head, std::string trailer,
+                        const std::shared_ptr<const void>& owner) {
+  std::size_t pad = framePadding(trailer.size());
+  std::string parts[] = {std::move(head), std::move(trailer), std::string(kFramePad, pad)};
+  return queue(parts, parts[2].empty() ? 2 : 3, owner);
+}
+
+bool SocketWriter::queue(std::string* parts, std::size_t count,
+                         const std::shared_ptr<const void>& owner) {
+  std::size_t bytes = 0;
+  for (std::size_t i = 0; i < count; ++i) bytes += parts[i].size();
   std::unique_lock<std::mutex> lock(mutex_);
   if (broken_) return false;
-  queued_ += bytes.size();
+  queued_ += bytes;
   if (queued_ > maxQueued_) {
     std::size_t mib = queued_ >> 20;
     if (breakLocked()) {
@@ -29,7 +45,9 @@ bool SocketWriter::send(std::string bytes, const std::shared_ptr<const void>& ow
     }
     return false;
   }
-  queue_.push_back(std::move(bytes));
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!parts[i].empty()) queue_.push_back(std::move(parts[i]));
+  }
   if (flushing_) return true;  // the flush under way takes it
   flushing_ = true;
   lock.unlock();

@@ -46,6 +46,9 @@ class SocketWriter {
   // Queues `bytes` (one or more encoded frames). `owner` keeps this writer and its socket alive
   // until the flush it may post has run; false once the socket was given up on (dropped).
   bool send(std::string bytes, const std::shared_ptr<const void>& owner);
+  // A frame's head and its trailer (a body, written from this string: no copy), and the
+  // trailer's padding (frame_codec.h).
+  bool send(std::string head, std::string trailer, const std::shared_ptr<const void>& owner);
   // Drops what is queued and every later send, with no `onBroken` call (the owner is going).
   void silence();
   // Bytes queued or being written.
@@ -54,6 +57,8 @@ class SocketWriter {
   std::size_t writes() const;
 
  private:
+  // Queues `parts` (one frame, or several) in order.
+  bool queue(std::string* parts, std::size_t count, const std::shared_ptr<const void>& owner);
   void flush(std::shared_ptr<const void> owner);  // on the strand
   // `bytes`: what the write took (all of the batch, unless `ec`: then the writer breaks).
   void written(const boost::system::error_code& ec, std::size_t bytes,

@@ -406,8 +406,9 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
     std::size_t max = options_.maxFrameBytes;
     forwardBody(*sent.bodyStream, [weak, id, max](std::string piece, bool end, std::string error) {
       auto worker = weak.lock();
-      auto frame = encodeRequestBody(id, piece, end, error, max);
-      if (worker && frame) (void)worker->send(std::move(frame.value()));
+      // The piece is the frame's trailer, written from where it is (not copied behind the head).
+      auto head = encodeRequestBodyHead(id, piece.size(), end, error, max);
+      if (worker && head) (void)worker->send(std::move(head.value()), std::move(piece));
     });
   }
   return id;

@@ -86,7 +86,8 @@ class SubprocessBackend final : public Backend {
   using Outbox = std::vector<std::pair<std::shared_ptr<WorkerChannel>, std::string>>;
   static void sendAll(Outbox& outbox);
   void spawnLocked(Slot& slot);
-  void onFrame(int slot, std::uint64_t generation, const wire::Frame& frame);
+  void onFrame(int slot, std::uint64_t generation, const wire::Frame& frame,
+               std::string_view trailer);
   // Work that reads or writes files (an app's modules, code caches; mu_ not held): never on the
   // reactor, which in `serve` is the HTTP front's. It runs on the supervisor thread, first thing
   // in its next pass (at once under manual supervision, on the caller's thread).
@@ -143,7 +144,7 @@ class SubprocessBackend final : public Backend {
                          std::unique_lock<std::mutex>& lock);
   // Bytes of a whole (not streamed) answer, held for its client and charged to the client
   // budget; over that budget the body is dropped and the answer becomes a 503.
-  void takeBodyBytesLocked(Pending& p, const std::uint8_t* data, std::size_t n);
+  void takeBodyBytesLocked(Pending& p, std::string_view bytes);
   // A whole answer is in: to its client (unlocks mu_).
   void completeLocked(std::uint64_t id, Pending& p, std::unique_lock<std::mutex>& lock);
   SteadyTime streamHangDeadline() const;

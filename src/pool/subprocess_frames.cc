@@ -10,7 +10,8 @@
 
 namespace isolane {
 
-void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire::Frame& frame) {
+void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire::Frame& frame,
+                                std::string_view trailer) {
   std::unique_lock<std::mutex> lock(mu_);
   Slot& slot = *slots_[static_cast<std::size_t>(index)];
   if (slot.generation != generation) return;
@@ -39,6 +40,9 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
       // Only for an app it runs: a worker of the shared group never has the allowances of an
       // app of its own process (nor the other way round).
       const wire::FetchCall* call = frame.message_as_FetchCall();
+      if (call->action() != wire::FetchAction::Start && !trailer.empty()) {
+        return violation("a body on a FetchCall that starts nothing");
+      }
       if (call->action() == wire::FetchAction::Start && call->app() &&
           call->app()->str() != kCodeModeEgressApp && !servesLocked(slot, call->app()->str())) {
         return violation("FetchCall for an app it does not run");
@@ -47,7 +51,7 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
       std::shared_ptr<const Egress::Reply> reply = slot.egressReply;
       lock.unlock();
       egress_.call(egressOwner(index, generation), reply,
-                   decodeFetchCall(*frame.message_as_FetchCall()));
+                   decodeFetchCall(*frame.message_as_FetchCall(), trailer));
       return;
     }
     case wire::Message::Hello: {
@@ -139,17 +143,14 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
       p->response.headers = headersFrom(m->headers());
       if (m->complete()) {  // the whole answer, its body with it: no chunk and no end follow
         if (m->streamed()) return violation("a complete response head that says it streams");
-        if (m->body()) {
-          if (m->body()->size() > kBodyChunkBytes) {  // the wire's contract: one chunk's worth
-            return violation("a complete response head with " +
-                             std::to_string(m->body()->size()) + " bytes of body, over " +
-                             std::to_string(kBodyChunkBytes));
-          }
-          takeBodyBytesLocked(*p, m->body()->data(), m->body()->size());
+        if (trailer.size() > kBodyChunkBytes) {  // the wire's contract: one chunk's worth
+          return violation("a complete response head with " + std::to_string(trailer.size()) +
+                           " bytes of body, over " + std::to_string(kBodyChunkBytes));
         }
+        takeBodyBytesLocked(*p, trailer);
         return completeLocked(m->id(), *p, lock);
       }
-      if (m->body() && m->body()->size() > 0) return violation("a body in an incomplete head");
+      if (!trailer.empty()) return violation("a body in an incomplete head");
       if (m->streamed()) startStreamLocked(m->id(), *p, slot, lock);
       return;
     }
@@ -159,23 +160,20 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
       if (!p) return;
       if (!p->headSeen) return violation("body chunk before the response head");
       if (p->pipe) {
-        std::size_t n = m->data() ? m->data()->size() : 0;
-        if (!p->pipe->push(n ? std::string(reinterpret_cast<const char*>(m->data()->data()), n)
-                             : std::string())) {
-          return violation("a streamed chunk of " + std::to_string(n) +
+        // The one copy of a streamed byte in the master: from the frame reader's buffer to the
+        // piece the front writes to the client.
+        if (!p->pipe->push(std::string(trailer))) {
+          return violation("a streamed chunk of " + std::to_string(trailer.size()) +
                            " bytes beyond the credit it was given");
         }
         p->hangDeadline = streamHangDeadline();
         return;
       }
       if (!p->done) return;  // a stream refused at its head: its bytes go nowhere
-      if (m->data()) {
-        if (p->response.body.size() + m->data()->size() > kMaxResponseBodyBytes) {
-          return violation("response body over " + std::to_string(kMaxResponseBodyBytes) +
-                           " bytes");
-        }
-        takeBodyBytesLocked(*p, m->data()->data(), m->data()->size());
+      if (p->response.body.size() + trailer.size() > kMaxResponseBodyBytes) {
+        return violation("response body over " + std::to_string(kMaxResponseBodyBytes) + " bytes");
       }
+      takeBodyBytesLocked(*p, trailer);
       return;
     }
     case wire::Message::End: {
@@ -259,8 +257,9 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
   }
 }
 
-void SubprocessBackend::takeBodyBytesLocked(Pending& p, const std::uint8_t* data, std::size_t n) {
-  if (!p.discard.empty()) return;
+void SubprocessBackend::takeBodyBytesLocked(Pending& p, std::string_view bytes) {
+  if (bytes.empty() || !p.discard.empty()) return;
+  std::size_t n = bytes.size();
   // The whole answer is held for its client from here on: the client budget's bytes.
   if (!p.bodyCharge) p.bodyCharge = ByteCharge::take(clientBuffers_, 0);
   if (!p.bodyCharge.resize(p.response.body.size() + n)) {
@@ -271,7 +270,7 @@ void SubprocessBackend::takeBodyBytesLocked(Pending& p, const std::uint8_t* data
                 std::to_string(clientBuffers_->cap() >> 20) + " MiB)";
     return;
   }
-  p.response.body.append(reinterpret_cast<const char*>(data), n);
+  p.response.body.append(bytes);
 }
 
 void SubprocessBackend::completeLocked(std::uint64_t id, Pending& p,

@@ -35,7 +35,9 @@ void SubprocessBackend::spawnLocked(Slot& slot) {
   const WorkerSpawner& spawn = options_.spawnWorker ? options_.spawnWorker : spawnWorkerProcess;
   auto proc = spawn(WorkerSpawn{
       std::move(argv), options_.maxFrameBytes,
-      [this, index, generation](const wire::Frame& f) { onFrame(index, generation, f); },
+      [this, index, generation](const wire::Frame& f, std::string_view trailer) {
+        onFrame(index, generation, f, trailer);
+      },
       [this, index, generation](const std::string& why) { onDeath(index, generation, why); },
       page ? page.value()->fd() : -1, &reactor_.io()});
   if (page) page.value()->closeFd();  // the child has its copy

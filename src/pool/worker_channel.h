@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ipc/frame_codec.h"
@@ -29,6 +30,13 @@ class WorkerChannel {
   virtual ~WorkerChannel() = default;
   // Never blocks. Fails when the worker is gone.
   virtual Status send(std::string frame) = 0;
+  // A frame's head and its trailer apart (frame_codec.h), so that a body is written from where
+  // it is instead of copied behind the head; the padding is added here.
+  virtual Status send(std::string head, std::string trailer) {
+    head.append(trailer);
+    head.append(kFramePad, framePadding(trailer.size()));
+    return send(std::move(head));
+  }
   // Signals the worker unless it is gone (its death callback follows a SIGKILL).
   virtual void kill(int signal) = 0;
   virtual pid_t pid() const = 0;
@@ -38,11 +46,12 @@ class WorkerChannel {
 };
 
 // What a pool gives the spawner: the worker's command line, its frame ceiling, and the
-// callbacks for its frames (verified) and its death (once, after which it is gone).
+// callbacks for its frames (verified; with their trailers) and its death (once, after which it
+// is gone).
 struct WorkerSpawn {
   std::vector<std::string> argv;
   std::size_t maxFrameBytes = kDefaultMaxFrameBytes;
-  std::function<void(const wire::Frame& frame)> onFrame;
+  std::function<void(const wire::Frame& frame, std::string_view trailer)> onFrame;
   std::function<void(const std::string& reason)> onDeath;
   int statusFd = -1;  // a status page for it (ipc/status_page.h), or -1
   // Where its frames, output and exit are waited for: the pool's reactor (ipc/reactor.h).

@@ -31,6 +31,11 @@ namespace isolane {
 
 namespace asio = boost::asio;
 
+namespace {
+// Each end's send buffer: four streamed pieces (ipc/body_pipe.h) and their frames.
+constexpr int kSocketBufferBytes = 4 * (64 << 10) + 4096;
+}  // namespace
+
 Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(asio::io_context& io,
                                                             const std::vector<std::string>& argv,
                                                             std::size_t maxFrameBytes,
@@ -42,6 +47,13 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(asio::io_context& io
   // through dup2, which clears CLOEXEC on the copy only.
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
     return Error{std::string("socketpair failed: ") + std::strerror(errno)};
+  }
+  // Room for a few streamed pieces in flight each way, so that a worker's executor writes its
+  // pieces itself instead of queueing them for its flusher while the master reads the last
+  // ones. The kernel caps the size at net.core.wmem_max (a best effort: nothing depends on it).
+  for (int fd : fds) {
+    int bytes = kSocketBufferBytes;
+    (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
   }
   // Its stdout and stderr: a pipe of its own, read and logged by the master (pool/worker_output.h).
   int output[2];
@@ -137,7 +149,6 @@ struct WorkerProcess::Link : std::enable_shared_from_this<Link> {
                           {{"pid", static_cast<std::int64_t>(pid)}, {"reason", why}});
                  kill(SIGKILL);  // its death (seen on the reactor) answers for its requests
                }),
-        frameBuffer(std::size_t{64} * 1024, '\0'),
         outputBuffer(std::size_t{16} * 1024, '\0') {
     socket.assign(asio::local::stream_protocol(), socketFd);
     output.assign(outputFd);
@@ -151,20 +162,22 @@ struct WorkerProcess::Link : std::enable_shared_from_this<Link> {
     });
   }
 
-  // Frames, as they come; one read of up to 64 KiB per turn of the reactor, so one chatty
-  // worker never keeps the others (or the HTTP front) waiting.
+  // Frames, as they come, read straight into the frame reader; one read per turn of the
+  // reactor (64 KiB, or the rest of a larger frame under way), so one chatty worker never keeps
+  // the others (or the HTTP front) waiting.
   void readFrames() {
+    std::span<char> room = frames.room(kReadBytes);
     socket.async_read_some(
-        asio::buffer(frameBuffer),
+        asio::buffer(room.data(), room.size()),
         [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
           if (ec) return self->socketEnded("");
-          self->frames.append(self->frameBuffer.data(), n);
+          self->frames.commit(n);
           const wire::Frame* frame = nullptr;
           std::string error;
           FrameReader::Next next;
           try {
             while ((next = self->frames.next(&frame, &error)) == FrameReader::Next::kFrame) {
-              if (!self->silenced) self->onFrame(*frame);
+              if (!self->silenced) self->onFrame(*frame, self->frames.trailer());
             }
           } catch (const std::exception& e) {
             // Handling what this worker sent failed in a way nothing checked for (out of
@@ -289,7 +302,7 @@ struct WorkerProcess::Link : std::enable_shared_from_this<Link> {
   const FrameHandler onFrame;
   const DeathHandler onDeath;
   SocketWriter writer;  // its frames to the child, gathered on `strand`
-  std::string frameBuffer;
+  static constexpr std::size_t kReadBytes = std::size_t{64} * 1024;
   std::string outputBuffer;
   bool outputOpen = true;
   std::string reason;  // why the master stopped listening, when it was the master's choice
@@ -324,6 +337,13 @@ bool WorkerProcess::alive() const { return !link_->reaped.load(); }
 
 Status WorkerProcess::send(std::string frame) {
   if (link_->reaped || !link_->writer.send(std::move(frame), link_)) {
+    return Error{"the worker is gone"};
+  }
+  return Status::success();
+}
+
+Status WorkerProcess::send(std::string head, std::string trailer) {
+  if (link_->reaped || !link_->writer.send(std::move(head), std::move(trailer), link_)) {
     return Error{"the worker is gone"};
   }
   return Status::success();

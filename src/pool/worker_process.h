@@ -30,7 +30,8 @@ namespace isolane {
 
 class WorkerProcess final : public WorkerChannel {
  public:
-  using FrameHandler = std::function<void(const wire::Frame& frame)>;
+  // A verified frame and its trailer (frame_codec.h), valid during the call.
+  using FrameHandler = std::function<void(const wire::Frame& frame, std::string_view trailer)>;
   // Called once when the child is gone (exit, signal, end of socket, or a malformed frame, after
   // which the child is killed). It has been reaped by then.
   using DeathHandler = std::function<void(const std::string& reason)>;
@@ -50,6 +51,7 @@ class WorkerProcess final : public WorkerChannel {
   // Safe from any thread; never blocks (the frame leaves from the reactor). Fails when the child
   // is gone. A child that stops reading altogether (past SocketWriter::kMaxQueuedBytes) is killed.
   Status send(std::string frame) override;
+  Status send(std::string head, std::string trailer) override;
   // Safe from any thread. Signals the child unless it has been reaped.
   void kill(int signal) override;
   pid_t pid() const override;

@@ -21,7 +21,12 @@ class FrameStreamSink final : public StreamSink {
  public:
   FrameStreamSink(FrameOutbox& out, std::uint64_t id, std::size_t max)
       : out_(out), id_(id), max_(max) {}
-  void piece(std::string_view bytes) override { out_.send(encodeBodyChunk(id_, bytes, max_)); }
+  // The piece is the frame's trailer, written from where the app's bytes are.
+  void piece(std::string_view bytes) override {
+    Result<std::string> head = encodeBodyChunkHead(id_, bytes.size(), max_);
+    if (!head) return out_.send(head);
+    out_.sendFrame(std::move(head.value()), bytes);
+  }
   void end() override { out_.send(encodeEnd(id_, max_)); }
   void abort(FailureKind kind, const std::string& detail) override {
     out_.send(encodeFailure(id_, kind, detail, max_));
@@ -88,9 +93,7 @@ void sendResponse(FrameOutbox& out, std::uint64_t id, const AppResponse& r, std:
 }  // namespace
 
 MasterInbox::MasterInbox(int fd, Parts parts)
-    : fd_(fd), parts_(std::move(parts)), reader_(parts_.maxFrameBytes) {
-  buffer_.resize(std::size_t{64} * 1024);
-}
+    : fd_(fd), parts_(std::move(parts)), reader_(parts_.maxFrameBytes) {}
 
 MasterInbox::~MasterInbox() {
   {
@@ -120,14 +123,15 @@ bool MasterInbox::drain() {
 void MasterInbox::readNow(bool aside) {
   for (std::size_t total = 0; total < kDrainBytes;) {
     if (aside && deferredLoad_) return;
-    ssize_t n = ::recv(fd_, buffer_.data(), buffer_.size(), MSG_DONTWAIT);
+    std::span<char> room = reader_.room(kReadBytes);  // read in place: no copy
+    ssize_t n = ::recv(fd_, room.data(), room.size(), MSG_DONTWAIT);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
     if (n <= 0) {  // the master is gone
       finish(0);
       return;
     }
-    reader_.append(buffer_.data(), static_cast<std::size_t>(n));
+    reader_.commit(static_cast<std::size_t>(n));
     if (std::optional<int> status = handleFrames(aside)) {
       finish(*status);
       return;
@@ -138,11 +142,18 @@ void MasterInbox::readNow(bool aside) {
 
 int MasterInbox::readUntilDone() {
   for (;;) {
-    ssize_t n = ::read(fd_, buffer_.data(), buffer_.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return 0;  // the master is gone
+    // Waits without the lock, then reads in place under it.
+    pollfd readable{fd_, POLLIN, 0};
+    if (::poll(&readable, 1, -1) < 0) {
+      if (errno == EINTR) continue;
+      return 0;
+    }
     std::lock_guard<std::mutex> lock(mu_);
-    reader_.append(buffer_.data(), static_cast<std::size_t>(n));
+    std::span<char> room = reader_.room(kReadBytes);
+    ssize_t n = ::recv(fd_, room.data(), room.size(), MSG_DONTWAIT);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
+    if (n <= 0) return 0;  // the master is gone
+    reader_.commit(static_cast<std::size_t>(n));
     if (std::optional<int> status = handleFrames(false)) return *status;
   }
 }
@@ -205,27 +216,25 @@ std::optional<int> MasterInbox::handleFrames(bool aside) {
       if (Doorbell* wake = wake_.load()) wake->ring();  // the socket may say nothing more
       return std::nullopt;
     }
-    if (std::optional<int> status = handle(*frame)) return status;
+    if (std::optional<int> status = handle(*frame, reader_.trailer())) return status;
   }
 }
 
-std::optional<int> MasterInbox::handle(const wire::Frame& frame) {
+std::optional<int> MasterInbox::handle(const wire::Frame& frame, std::string_view trailer) {
   ExecutorSet& executor = parts_.executor;
   switch (frame.message_type()) {
     case wire::Message::LoadApp:
       loadApp(decodeLoadApp(*frame.message_as_LoadApp()));
       return std::nullopt;
     case wire::Message::Request:
-      startRequest(*frame.message_as_Request());
+      startRequest(*frame.message_as_Request(), trailer);
       return std::nullopt;
     case wire::Message::Heartbeat:
       answerHeartbeat(*frame.message_as_Heartbeat());
       return std::nullopt;
     case wire::Message::RequestBody: {
       const wire::RequestBody* m = frame.message_as_RequestBody();
-      std::string piece;
-      if (m->data()) piece.assign(m->data()->begin(), m->data()->end());
-      executor.requestBody(m->id(), std::move(piece), m->end(),
+      executor.requestBody(m->id(), std::string(trailer), m->end(),
                            m->error() ? m->error()->str() : std::string());
       return std::nullopt;
     }
@@ -235,7 +244,7 @@ std::optional<int> MasterInbox::handle(const wire::Frame& frame) {
       return std::nullopt;
     }
     case wire::Message::FetchEvent:
-      parts_.egress.deliver(decodeFetchEvent(*frame.message_as_FetchEvent()));
+      parts_.egress.deliver(decodeFetchEvent(*frame.message_as_FetchEvent(), trailer));
       return std::nullopt;
     case wire::Message::Execute:
       startExecution(*frame.message_as_Execute());
@@ -278,14 +287,14 @@ void MasterInbox::loadApp(AppSpec spec) {
   parts_.out.send(loaded);
 }
 
-void MasterInbox::startRequest(const wire::Request& m) {
+void MasterInbox::startRequest(const wire::Request& m, std::string_view body) {
   const std::size_t max = parts_.maxFrameBytes;
   FrameOutbox& out = parts_.out;
   std::uint64_t id = m.id();
   auto str = [](const flatbuffers::String* s) { return s ? s->str() : std::string(); };
   AppRequest request{str(m.app()), str(m.request_id()),      str(m.method()),
                      str(m.url()), headersFrom(m.headers()), ""};
-  if (m.body()) request.body.assign(m.body()->begin(), m.body()->end());
+  request.body.assign(body);
   RequestJob job{std::move(request),
                  [&out, id, max](const AppResponse& r) { sendResponse(out, id, r, max); }, id};
   job.sink = std::make_shared<FrameStreamSink>(out, id, max);

@@ -67,6 +67,8 @@ class MasterInbox final : public ExecutorInbox {
 
   // What one drain() reads at most: the thread's pass goes on, and the rest waits for the next.
   static constexpr std::size_t kDrainBytes = std::size_t{256} * 1024;
+  // One read: 64 KiB, or the rest of a larger frame under way.
+  static constexpr std::size_t kReadBytes = std::size_t{64} * 1024;
 
  private:
   // Reads what the socket holds now (up to kDrainBytes) and hands it on. `aside`: on the stand-in,
@@ -75,9 +77,9 @@ class MasterInbox final : public ExecutorInbox {
   // Hands on every whole frame read so far (on the stand-in, up to an app load, kept in
   // deferredLoad_); the exit status when the worker is to end. Under mu_.
   std::optional<int> handleFrames(bool aside);
-  std::optional<int> handle(const wire::Frame& frame);
+  std::optional<int> handle(const wire::Frame& frame, std::string_view trailer);
   void standInLoop();
-  void startRequest(const wire::Request& m);
+  void startRequest(const wire::Request& m, std::string_view body);
   void loadApp(AppSpec spec);
   void answerHeartbeat(const wire::Heartbeat& m);
   void startExecution(const wire::Execute& m);
@@ -88,7 +90,6 @@ class MasterInbox final : public ExecutorInbox {
   // The reading, by the executor thread or the stand-in, one at a time.
   std::mutex mu_;
   FrameReader reader_;
-  std::string buffer_;
   std::optional<AppSpec> deferredLoad_;  // met by the stand-in: the executor thread loads it
   std::atomic<bool> holding_{false};     // deferredLoad_ is set
   bool ended_ = false;
