@@ -114,6 +114,9 @@ int main(int argc, char** argv) {
             put(std::string("\x7f\xff\xff\xff\x00\x00\x00\x00", 8));
           } else if (mode == "misaligned") {  // a message length that is not a multiple of 8
             put(std::string("\x00\x00\x00\x0c\x00\x00\x00\x00twelve bytes", 20));
+          } else if (mode == "oversized-chunk") {  // one chunk over the wire's 256 KiB
+            put(encodeResponseHead(id, AppResponse{}, max).value());
+            put(encodeBodyChunk(id, std::string(std::size_t{300} << 10, 'x'), max).value());
           } else if (mode == "trailer-on-end") {  // raw bytes behind a message that takes none
             std::string end = encodeEnd(id, max).value();
             end[7] = 8;

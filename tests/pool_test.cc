@@ -389,6 +389,11 @@ TEST_F(PoolTest, ATrailerOnAMessageThatTakesNoneEndsTheWorker) {
   expectReplacedAfterViolation(metrics_, "trailer-on-end", "on a End frame, which carries none");
 }
 
+// Checked before the master copies it: a chunk over 256 KiB is not the wire's.
+TEST_F(PoolTest, ABodyChunkOverTheWiresBoundEndsTheWorker) {
+  expectReplacedAfterViolation(metrics_, "oversized-chunk", "a body chunk of 307200 bytes");
+}
+
 TEST_F(PoolTest, FrameForAnUnknownRequestEndsTheWorker) {
   expectReplacedAfterViolation(metrics_, "unknown-id", "for unknown request");
 }

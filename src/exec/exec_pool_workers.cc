@@ -160,6 +160,9 @@ void ExecPool::onFrame(std::uint64_t workerId, const wire::Frame& frame,
       case wire::Message::FetchCall: {
         // Only a worker running an execution that may fetch gets the network.
         if (w.nativeOutbound == 0) return violation("a fetch with no native-outbound execution");
+        if (frame.message_as_FetchCall()->action() != wire::FetchAction::Start && !trailer.empty()) {
+          return violation("a body on a FetchCall that starts nothing");
+        }
         if (!w.egressReply) w.egressReply = Egress::replyTo(w.proc);
         std::shared_ptr<const Egress::Reply> reply = w.egressReply;
         FetchCall call = decodeFetchCall(*frame.message_as_FetchCall(), trailer);

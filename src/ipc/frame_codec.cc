@@ -45,8 +45,9 @@ Result<std::string> finishFrame(FlatBufferBuilder& fbb, wire::Message type, Offs
                                 std::size_t maxFrameBytes, std::size_t trailerBytes) {
   fbb.Finish(wire::CreateFrame(fbb, type, message));
   std::size_t size = fbb.GetSize();
-  // The message is padded at its end: FlatBuffers aligns from the start of the buffer, which the
-  // reader keeps 8-aligned.
+  // The message is padded at its end. FlatBuffers aligns its fields from the end of the buffer
+  // and pads the whole to its largest alignment, so the start is aligned too; the reader keeps
+  // every message's start 8-aligned.
   std::size_t padded = alignUp(size);
   if (padded + trailerBytes > maxFrameBytes) return Error{tooBig(padded + trailerBytes, maxFrameBytes)};
   if (trailerBytes > 0 && !carriesTrailer(type)) {

@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cerrno>
 #include <iterator>
+#include <vector>
 #include <chrono>
 
 #include "ipc/frame_codec.h"
@@ -55,6 +57,7 @@ std::optional<std::size_t> FrameOutbox::writeNowLocked(std::span<const iovec> pa
   if (!queue_.empty() || flushing_) return 0;  // behind what waits: order is kept
   // The common case: the socket has room, and the frame leaves now, from this thread.
   iovec iov[4];
+  assert(parts.size() <= std::size(iov));
   std::size_t count = std::min(parts.size(), std::size(iov));
   std::copy_n(parts.begin(), count, iov);
   std::size_t sent = 0, first = 0;
@@ -140,7 +143,9 @@ void FrameOutbox::sendFrame(std::string head, std::string_view trailer) {
 void FrameOutbox::flushLoop() {
   std::unique_lock<std::mutex> lock(mutex_);
   auto stopBy = std::chrono::steady_clock::time_point::max();
+  std::vector<Entry> batch;
   for (;;) {
+    batch.clear();  // what the last write took (their holds let go)
     wake_.wait(lock, [this] { return stopping_ || (!queue_.empty() && !broken_); });
     if (queue_.empty() || broken_) return;  // stopping, with nothing left to write
     if (stopping_ && stopBy == std::chrono::steady_clock::time_point::max()) {
@@ -148,19 +153,28 @@ void FrameOutbox::flushLoop() {
     }
     if (std::chrono::steady_clock::now() > stopBy) return;
     // Write the head of the queue without the lock, taken out of the queue (which a break may
-    // clear meanwhile); senders append behind it, and none writes directly while it is out.
-    Entry current = std::move(queue_.front());
-    queue_.pop_front();
+    // clear meanwhile); senders append behind it, and none writes directly while it is out. Up to
+    // kFlushBatch frames leave in one gathered write (one sendmsg per wake-up).
     std::size_t offset = frontSent_;
     frontSent_ = 0;
+    while (!queue_.empty() && batch.size() < kFlushBatch) {
+      batch.push_back(std::move(queue_.front()));
+      queue_.pop_front();
+    }
     flushing_ = true;
-    const char* data = current.bytes.data() + offset;
-    std::size_t left = current.bytes.size() - offset;
     lock.unlock();
+    iovec iov[kFlushBatch];
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      std::size_t skip = i == 0 ? offset : 0;
+      iov[i] = {batch[i].bytes.data() + skip, batch[i].bytes.size() - skip};
+    }
+    msghdr message{};
+    message.msg_iov = iov;
+    message.msg_iovlen = batch.size();
     pollfd pfd{fd_, POLLOUT, 0};
     int ready = ::poll(&pfd, 1, 100);
     ssize_t n = 0;
-    if (ready > 0) n = ::send(fd_, data, left, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (ready > 0) n = ::sendmsg(fd_, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
     int error = errno;
     lock.lock();
     flushing_ = false;
@@ -171,14 +185,18 @@ void FrameOutbox::flushLoop() {
       breakLocked(lock, "the other end closed the socket");
       continue;
     }
-    if (n > 0) {
-      offset += static_cast<std::size_t>(n);
-      queued_ -= static_cast<std::size_t>(n);
+    std::size_t written = n > 0 ? static_cast<std::size_t>(n) : 0;
+    queued_ -= written;
+    // The frames written whole stay in `batch` (let go of above); the rest go back to the front
+    // of the queue, in order, the first of them with how much of it is written.
+    std::size_t taken = 0, done = offset + written;
+    while (taken < batch.size() && done >= batch[taken].bytes.size()) {
+      done -= batch[taken].bytes.size();
+      ++taken;
     }
-    if (offset < current.bytes.size()) {  // the rest goes first next time
-      queue_.push_front(std::move(current));
-      frontSent_ = offset;
-    }
+    for (std::size_t k = batch.size(); k > taken; --k) queue_.push_front(std::move(batch[k - 1]));
+    if (taken < batch.size()) frontSent_ = done;
+    batch.resize(taken);
   }
 }
 

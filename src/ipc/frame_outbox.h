@@ -33,6 +33,8 @@ namespace isolane {
 class FrameOutbox {
  public:
   static constexpr std::size_t kMaxQueuedBytes = std::size_t{512} << 20;
+  // The most queued frames the flusher writes in one gathered write.
+  static constexpr std::size_t kFlushBatch = 16;
 
   FrameOutbox(int fd, std::function<void(const std::string& why)> onBroken);
   ~FrameOutbox();  // flushes what is queued (for up to a second), then stops the thread
@@ -73,7 +75,7 @@ class FrameOutbox {
   std::size_t frontSent_ = 0;  // bytes of queue_.front() already written
   bool stopping_ = false;
   bool broken_ = false;
-  bool flushing_ = false;  // the flusher holds the head of the queue outside it
+  bool flushing_ = false;  // the flusher holds the head of the queue (up to kFlushBatch frames)
   const std::function<void(const std::string& why)> onBroken_;
   std::thread thread_;
 };

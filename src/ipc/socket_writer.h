@@ -2,7 +2,8 @@
 // SocketWriter: the master's writing end of a worker's socket, on the master's reactor
 // (ipc/reactor.h). send() never blocks and never writes from the caller's thread: the frame joins
 // a queue, and the first send of a batch posts one flush to the socket's strand, which writes
-// everything queued by then in one gathered write (an iovec per frame). So the frames one pass of
+// everything queued by then in one gathered write (an iovec per frame, or per part of a frame
+// sent as head and trailer). So the frames one pass of
 // the reactor makes (the requests, body pieces, credit and cancels of many connections) leave in
 // one system call, and no thread of the writer's own wakes for them. Order is kept across threads.
 //

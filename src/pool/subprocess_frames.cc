@@ -159,6 +159,11 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
       Pending* p = pendingFor(m->id());
       if (!p) return;
       if (!p->headSeen) return violation("body chunk before the response head");
+      // The wire's contract, checked before anything is copied: a chunk is at most 256 KiB, and
+      // a streamed piece at most 64 KiB.
+      if (trailer.size() > (p->pipe ? kStreamPieceBytes : kBodyChunkBytes)) {
+        return violation("a body chunk of " + std::to_string(trailer.size()) + " bytes");
+      }
       if (p->pipe) {
         // The one copy of a streamed byte in the master: from the frame reader's buffer to the
         // piece the front writes to the client.

@@ -32,7 +32,8 @@ namespace isolane {
 namespace asio = boost::asio;
 
 namespace {
-// Each end's send buffer: four streamed pieces (ipc/body_pipe.h) and their frames.
+// Each end's send buffer: four streamed pieces (ipc/body_pipe.h) and their frames (which the
+// kernel doubles for its own bookkeeping).
 constexpr int kSocketBufferBytes = 4 * (64 << 10) + 4096;
 }  // namespace
 
@@ -163,8 +164,9 @@ struct WorkerProcess::Link : std::enable_shared_from_this<Link> {
   }
 
   // Frames, as they come, read straight into the frame reader; one read per turn of the
-  // reactor (64 KiB, or the rest of a larger frame under way), so one chatty worker never keeps
-  // the others (or the HTTP front) waiting.
+  // reactor (of what the reader has room for: at least 64 KiB and the rest of a larger frame
+  // under way; the socket's buffer bounds it), so one chatty worker never keeps the others (or
+  // the HTTP front) waiting.
   void readFrames() {
     std::span<char> room = frames.room(kReadBytes);
     socket.async_read_some(

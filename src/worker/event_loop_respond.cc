@@ -156,21 +156,25 @@ void EventLoop::streamChunkCallback(const v8::FunctionCallbackInfo<v8::Value>& i
     self->fail(id, FailureKind::kInternal, "a streamed piece over 64 KiB");
     return;
   }
-  // The bytes are read where they are (a small view's may be copied to `small`): no JavaScript
-  // runs until piece() returns, and the sink copies what it cannot write at once.
-  std::uint8_t small[256];
-  v8::MemorySpan<std::uint8_t> contents = bytes->GetContents({small, sizeof(small)});
+  // The bytes are read where they are when they live in a backing store (no JavaScript runs
+  // until piece() returns, and the sink copies what it cannot write at once); a small array on
+  // V8's heap has none, and is copied.
   std::string copied;
-  if (contents.size() != size) {  // on V8's heap and larger than `small`: copied after all
+  std::string_view piece;
+  if (bytes->HasBuffer()) {
+    v8::MemorySpan<std::uint8_t> contents = bytes->GetContents({});
+    piece = {reinterpret_cast<const char*>(contents.data()), std::min(size, contents.size())};
+  } else {
     copied.resize(size);
-    size = bytes->CopyContents(copied.data(), size);
-    contents = {reinterpret_cast<std::uint8_t*>(copied.data()), size};
+    copied.resize(bytes->CopyContents(copied.data(), size));
+    piece = copied;
   }
+  size = piece.size();
   req.credit -= static_cast<std::int64_t>(size);
   req.lastChunk = self->clock_.now();
   req.awaitingCredit = req.credit <= 0;
   self->rearmStreamDeadline(req);
-  req.job.sink->piece(std::string_view(reinterpret_cast<const char*>(contents.data()), size));
+  req.job.sink->piece(piece);
   info.GetReturnValue().Set(static_cast<double>(req.credit));
 }
 

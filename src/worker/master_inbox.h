@@ -67,7 +67,8 @@ class MasterInbox final : public ExecutorInbox {
 
   // What one drain() reads at most: the thread's pass goes on, and the rest waits for the next.
   static constexpr std::size_t kDrainBytes = std::size_t{256} * 1024;
-  // One read: 64 KiB, or the rest of a larger frame under way.
+  // One read: at least 64 KiB (what the reader has room for), and the rest of a larger frame
+  // under way.
   static constexpr std::size_t kReadBytes = std::size_t{64} * 1024;
 
  private:
