@@ -26,7 +26,8 @@ ExecPool::Worker& ExecPool::spawnLocked(After& after) {
   argv.push_back(std::to_string(id));
   const WorkerSpawner& spawn = options_.spawnWorker ? options_.spawnWorker : spawnWorkerProcess;
   auto proc = spawn(WorkerSpawn{
-      std::move(argv), options_.maxFrameBytes, [this, id](const wire::Frame& f, std::string_view trailer) { onFrame(id, f, trailer); },
+      std::move(argv), options_.maxFrameBytes,
+      [this, id](const wire::Frame& f, std::string_view trailer) { onFrame(id, f, trailer); },
       [this, id](const std::string& why) { onDeath(id, why); }, -1, &reactor_.io()});
   if (proc) w->proc = std::shared_ptr<WorkerChannel>(std::move(proc.value()));
   w->life.spawned(clock_.now());
@@ -160,14 +161,12 @@ void ExecPool::onFrame(std::uint64_t workerId, const wire::Frame& frame,
       case wire::Message::FetchCall: {
         // Only a worker running an execution that may fetch gets the network.
         if (w.nativeOutbound == 0) return violation("a fetch with no native-outbound execution");
-        if (frame.message_as_FetchCall()->action() != wire::FetchAction::Start && !trailer.empty()) {
-          return violation("a body on a FetchCall that starts nothing");
-        }
+        Result<FetchCall> call = decodeFetchCall(*frame.message_as_FetchCall(), trailer);
+        if (!call) return violation(call.error());
         if (!w.egressReply) w.egressReply = Egress::replyTo(w.proc);
         std::shared_ptr<const Egress::Reply> reply = w.egressReply;
-        FetchCall call = decodeFetchCall(*frame.message_as_FetchCall(), trailer);
         lock.unlock();
-        egress_.call(workerId, reply, std::move(call));
+        egress_.call(workerId, reply, std::move(call.value()));
         return;
       }
       default:

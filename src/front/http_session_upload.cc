@@ -25,22 +25,18 @@ void HttpSession::startBodyStream() {
 }
 
 bool HttpSession::forwardBody() {
+  auto push = [this](std::string piece) {
+    if (bodyOut_->push(std::move(piece))) return true;
+    // Only after the body ended or failed: a bug, not the client.
+    failBody("internal: a request body piece after its end");
+    onUnexpected("body stream", "request body piece after its end");
+    return false;
+  };
   std::string bytes = reader_.takeBodySoFar();
-  std::vector<std::string> pieces;
-  if (bytes.size() <= kStreamPieceBytes) {  // what one read took, mostly: moved on, not copied
-    if (!bytes.empty()) pieces.push_back(std::move(bytes));
-  } else {
-    for (std::size_t at = 0; at < bytes.size(); at += kStreamPieceBytes) {
-      pieces.push_back(bytes.substr(at, kStreamPieceBytes));
-    }
-  }
-  for (std::string& piece : pieces) {
-    if (!bodyOut_->push(std::move(piece))) {
-      // Only after the body ended or failed: a bug, not the client.
-      failBody("internal: a request body piece after its end");
-      onUnexpected("body stream", "request body piece after its end");
-      return false;
-    }
+  // What one read took is mostly one piece: moved on, not copied.
+  if (bytes.size() <= kStreamPieceBytes) return bytes.empty() || push(std::move(bytes));
+  for (std::size_t at = 0; at < bytes.size(); at += kStreamPieceBytes) {
+    if (!push(bytes.substr(at, kStreamPieceBytes))) return false;
   }
   return true;
 }

@@ -51,7 +51,10 @@ Result<std::string> encodeFetchEvent(const FetchEvent& event, std::size_t max) {
       finishFrame(fbb, wire::Message::FetchEvent, m.Union(), max, event.data.size()), event.data);
 }
 
-FetchCall decodeFetchCall(const wire::FetchCall& m, std::string_view trailer) {
+Result<FetchCall> decodeFetchCall(const wire::FetchCall& m, std::string_view trailer) {
+  if (m.action() != wire::FetchAction::Start && !trailer.empty()) {
+    return Error{"a body on a FetchCall that starts nothing"};
+  }
   FetchCall call;
   call.op = m.op();
   switch (m.action()) {

@@ -49,7 +49,9 @@ Result<std::string> finishFrame(FlatBufferBuilder& fbb, wire::Message type, Offs
   // and pads the whole to its largest alignment, so the start is aligned too; the reader keeps
   // every message's start 8-aligned.
   std::size_t padded = alignUp(size);
-  if (padded + trailerBytes > maxFrameBytes) return Error{tooBig(padded + trailerBytes, maxFrameBytes)};
+  if (padded + trailerBytes > maxFrameBytes) {
+    return Error{tooBig(padded + trailerBytes, maxFrameBytes)};
+  }
   if (trailerBytes > 0 && !carriesTrailer(type)) {
     return Error{"a " + std::string(wire::EnumNameMessage(type)) + " frame carries no trailer"};
   }
@@ -207,7 +209,6 @@ Result<std::string> encodeAppLoaded(const std::string& name, bool ok, const std:
 Result<std::string> encodeRequest(std::uint64_t id, const AppRequest& r, std::uint32_t deadlineMs,
                                   std::size_t max) {
   // A body that is whole at dispatch is the trailer; a streamed one follows in RequestBody frames.
-  if (r.body.size() > max) return Error{tooBig(r.body.size(), max)};
   FlatBufferBuilder fbb(512);
   auto m = wire::CreateRequest(fbb, id, fbb.CreateString(r.app), fbb.CreateString(r.requestId),
                                fbb.CreateString(r.method), fbb.CreateString(r.url),
@@ -242,7 +243,6 @@ Result<std::string> encodeWholeResponse(std::uint64_t id, const AppResponse& r, 
 
 Result<std::string> encodeBodyChunkHead(std::uint64_t id, std::size_t dataBytes,
                                         std::size_t max) {
-  if (dataBytes > max) return Error{tooBig(dataBytes, max)};
   FlatBufferBuilder fbb(64);
   auto m = wire::CreateBodyChunk(fbb, id);
   return finish(fbb, wire::Message::BodyChunk, m.Union(), max, dataBytes);
@@ -271,7 +271,6 @@ Result<std::string> encodeFailure(std::uint64_t id, FailureKind kind, const std:
 
 Result<std::string> encodeRequestBodyHead(std::uint64_t id, std::size_t dataBytes, bool end,
                                           const std::string& error, std::size_t max) {
-  if (dataBytes > max) return Error{tooBig(dataBytes, max)};
   FlatBufferBuilder fbb(128);
   auto m = wire::CreateRequestBody(fbb, id, end, fbb.CreateString(error));
   return finish(fbb, wire::Message::RequestBody, m.Union(), max, dataBytes);

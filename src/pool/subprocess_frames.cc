@@ -39,19 +39,17 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
       if (!slot.life.helloSeen()) return violation("FetchCall before Hello");
       // Only for an app it runs: a worker of the shared group never has the allowances of an
       // app of its own process (nor the other way round).
-      const wire::FetchCall* call = frame.message_as_FetchCall();
-      if (call->action() != wire::FetchAction::Start && !trailer.empty()) {
-        return violation("a body on a FetchCall that starts nothing");
-      }
-      if (call->action() == wire::FetchAction::Start && call->app() &&
-          call->app()->str() != kCodeModeEgressApp && !servesLocked(slot, call->app()->str())) {
+      const wire::FetchCall* m = frame.message_as_FetchCall();
+      if (m->action() == wire::FetchAction::Start && m->app() &&
+          m->app()->str() != kCodeModeEgressApp && !servesLocked(slot, m->app()->str())) {
         return violation("FetchCall for an app it does not run");
       }
+      Result<FetchCall> call = decodeFetchCall(*m, trailer);
+      if (!call) return violation(call.error());
       if (!slot.egressReply) slot.egressReply = Egress::replyTo(slot.proc);
       std::shared_ptr<const Egress::Reply> reply = slot.egressReply;
       lock.unlock();
-      egress_.call(egressOwner(index, generation), reply,
-                   decodeFetchCall(*frame.message_as_FetchCall(), trailer));
+      egress_.call(egressOwner(index, generation), reply, std::move(call.value()));
       return;
     }
     case wire::Message::Hello: {

@@ -33,9 +33,7 @@ class WorkerChannel {
   // A frame's head and its trailer apart (frame_codec.h), so that a body is written from where
   // it is instead of copied behind the head; the padding is added here.
   virtual Status send(std::string head, std::string trailer) {
-    head.append(trailer);
-    head.append(kFramePad, framePadding(trailer.size()));
-    return send(std::move(head));
+    return send(appendTrailer(std::move(head), trailer).value());
   }
   // Signals the worker unless it is gone (its death callback follows a SIGKILL).
   virtual void kill(int signal) = 0;

@@ -120,41 +120,38 @@ bool MasterInbox::drain() {
   return !ended_;
 }
 
-void MasterInbox::readNow(bool aside) {
-  for (std::size_t total = 0; total < kDrainBytes;) {
-    if (aside && deferredLoad_) return;
+MasterInbox::Read MasterInbox::readOnce(bool aside) {
+  for (;;) {
     std::span<char> room = reader_.room(kReadBytes);  // read in place: no copy
     ssize_t n = ::recv(fd_, room.data(), room.size(), MSG_DONTWAIT);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
-    if (n <= 0) {  // the master is gone
-      finish(0);
-      return;
-    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return {};
+    if (n <= 0) return {0, 0};  // the master is gone
     reader_.commit(static_cast<std::size_t>(n));
-    if (std::optional<int> status = handleFrames(aside)) {
-      finish(*status);
-      return;
-    }
-    total += static_cast<std::size_t>(n);
+    return {static_cast<std::size_t>(n), handleFrames(aside)};
+  }
+}
+
+void MasterInbox::readNow(bool aside) {
+  for (std::size_t total = 0; total < kDrainBytes;) {
+    if (aside && deferredLoad_) return;
+    Read read = readOnce(aside);
+    if (read.end) return finish(*read.end);
+    if (read.bytes == 0) return;  // nothing more now
+    total += read.bytes;
   }
 }
 
 int MasterInbox::readUntilDone() {
   for (;;) {
-    // Waits without the lock, then reads in place under it.
+    // Waits without the lock, then reads under it.
     pollfd readable{fd_, POLLIN, 0};
     if (::poll(&readable, 1, -1) < 0) {
       if (errno == EINTR) continue;
       return 0;
     }
     std::lock_guard<std::mutex> lock(mu_);
-    std::span<char> room = reader_.room(kReadBytes);
-    ssize_t n = ::recv(fd_, room.data(), room.size(), MSG_DONTWAIT);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
-    if (n <= 0) return 0;  // the master is gone
-    reader_.commit(static_cast<std::size_t>(n));
-    if (std::optional<int> status = handleFrames(false)) return *status;
+    if (std::optional<int> end = readOnce(false).end) return *end;
   }
 }
 

@@ -75,6 +75,13 @@ class MasterInbox final : public ExecutorInbox {
   // Reads what the socket holds now (up to kDrainBytes) and hands it on. `aside`: on the stand-in,
   // which stops at an app load. Under mu_.
   void readNow(bool aside);
+  // One read without blocking, and the frames it completed: the bytes read (0: none now), and
+  // the exit status once the worker is to end (0 when the master is gone). Under mu_.
+  struct Read {
+    std::size_t bytes = 0;
+    std::optional<int> end;
+  };
+  Read readOnce(bool aside);
   // Hands on every whole frame read so far (on the stand-in, up to an app load, kept in
   // deferredLoad_); the exit status when the worker is to end. Under mu_.
   std::optional<int> handleFrames(bool aside);
