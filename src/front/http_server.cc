@@ -69,7 +69,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     if (spareDescriptor >= 0) ::close(spareDescriptor);
   }
   void accept();
-  void onAccept(beast::error_code ec, tcp::socket socket);
+  void onAccept(beast::error_code ec, SessionSocket socket);
   void onAcceptFailure(const beast::error_code& ec);
   void acceptLater(std::chrono::milliseconds delay);
 };
@@ -77,7 +77,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
 void HttpServer::Impl::accept() {
   try {
     acceptor.async_accept(asio::make_strand(io), [this, self = shared_from_this()](
-                                                     beast::error_code ec, tcp::socket socket) {
+                                                     beast::error_code ec, SessionSocket socket) {
       try {
         onAccept(ec, std::move(socket));
       } catch (const std::exception& e) {
@@ -100,7 +100,7 @@ void HttpServer::Impl::acceptLater(std::chrono::milliseconds delay) {
   });
 }
 
-void HttpServer::Impl::onAccept(beast::error_code ec, tcp::socket socket) {
+void HttpServer::Impl::onAccept(beast::error_code ec, SessionSocket socket) {
   if (!ec) setCloseOnExec(socket.native_handle());
   if (ec) {
     if (ec == asio::error::operation_aborted || context.stopping) return;

@@ -35,10 +35,10 @@ boost::asio::ip::address withoutV4Mapping(const boost::asio::ip::address& a) {
 
 }  // namespace
 
-HttpSession::HttpSession(tcp::socket socket, FrontContext& context,
+HttpSession::HttpSession(SessionSocket socket, FrontContext& context,
                          std::shared_ptr<const void> contextOwner)
-    : stream_(std::move(socket)),
-      readTimer_(stream_.get_executor()),
+    : socket_(std::move(socket)),
+      clock_(socket_.get_executor(), [this](ConnectionClock::Deadline which) { onDeadline(which); }),
       contextOwner_(std::move(contextOwner)),
       context_(context),
       reader_(RequestLimits{context.options.maxHeaderBytes, context.options.maxBodyBytes}),
@@ -46,7 +46,7 @@ HttpSession::HttpSession(tcp::socket socket, FrontContext& context,
   ++context_.connections;
   if (auto* m = context_.options.metrics) m->connections.add(1);
   boost::system::error_code ec;
-  auto peer = withoutV4Mapping(stream_.socket().remote_endpoint(ec).address());
+  auto peer = withoutV4Mapping(socket_.remote_endpoint(ec).address());
   if (!ec) {
     peerAddress_ = peer.to_string();
     for (const auto& trusted : context_.options.trustedProxies) {
@@ -98,7 +98,7 @@ void HttpSession::onUnexpected(const char* where, const char* what) noexcept {
     logEvent(Level::kError, "unexpected failure on a connection",
              {{"where", where}, {"error", what}, {"request", requestId_}, {"app", app_}});
     if (auto* m = context_.options.metrics) m->internalErrors.inc();
-    if (closed_ || writing_ || !stream_.socket().is_open()) return closeNow();
+    if (closed_ || writing_ || !socket_.is_open()) return closeNow();
     // Nothing of an answer went out yet: this request gets a 500 and the connection ends. If the
     // backend is still working on it, its answer will find the request already answered.
     if (cancelHandle_ != 0) context_.backend.cancel(cancelHandle_);
@@ -110,17 +110,18 @@ void HttpSession::onUnexpected(const char* where, const char* what) noexcept {
 }
 
 void HttpSession::start() {
+  clock_.setOwner(weak_from_this());
   guarded("start", [&] { readRequest(/*first=*/true); });
 }
 
 void HttpSession::close() {
-  asio::post(stream_.get_executor(), [self = shared_from_this()] {
+  asio::post(socket_.get_executor(), [self = shared_from_this()] {
     if (!self->busy_) self->closeNow();
   });
 }
 
 void HttpSession::reclaim() {
-  asio::post(stream_.get_executor(), [self = shared_from_this()] {
+  asio::post(socket_.get_executor(), [self = shared_from_this()] {
     // Still waiting for its next request, with nothing of it read: make room for a new client.
     if (!self->busy_ && self->idleKey_ && self->buffer_.size() == 0) {
       self->idleKey_ = 0;  // already taken off the list by the acceptor
@@ -138,10 +139,10 @@ void HttpSession::closeNow() {
   answerCharge_.reset();
   streamCharge_.reset();
   unmarkIdle();
-  readTimer_.cancel();
+  clock_.stop();
   beast::error_code ignored;
-  stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-  stream_.close();
+  socket_.shutdown(tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);
 }
 
 void HttpSession::markIdle() {
@@ -246,12 +247,11 @@ void HttpSession::readMore() {
   } else {
     armReadTimer(headDeadline_);
   }
-  stream_.expires_never();
   if (probing_) {  // the probe's read is still pending: it is this one (see probe())
     probeAdopted_ = true;
     return;
   }
-  stream_.async_read_some(buffer_.prepare(std::min(room, kReadBytes)),
+  socket_.async_read_some(buffer_.prepare(std::min(room, kReadBytes)),
                           [self = shared_from_this()](beast::error_code ec, std::size_t n) {
                             self->guarded("read", [&] { self->onRead(ec, n); });
                           });
@@ -259,21 +259,24 @@ void HttpSession::readMore() {
 
 void HttpSession::armReadTimer(Clock::time_point deadline) {
   readTimedOut_ = false;
-  readTimer_.expires_at(deadline);
-  // A completion already queued when the read finished must not cancel whatever comes next (the
-  // next read, the probe, a write): it only counts if it belongs to the read still pending.
-  std::uint64_t generation = ++readGeneration_;
-  readTimer_.async_wait([self = shared_from_this(), generation](beast::error_code ec) {
-    if (ec || self->closed_ || generation != self->readGeneration_) return;
-    self->readTimedOut_ = true;
-    beast::error_code ignored;
-    self->stream_.socket().cancel(ignored);
-  });
+  clock_.set(ConnectionClock::Deadline::kRead, deadline);
+}
+
+void HttpSession::onDeadline(ConnectionClock::Deadline which) {
+  if (closed_) return;
+  beast::error_code ignored;
+  if (which == ConnectionClock::Deadline::kRead) {
+    // The read completes as cancelled (or, if its bytes were already in, as late): onRead.
+    readTimedOut_ = true;
+    socket_.cancel(ignored);
+  } else {
+    // The write completes with an error, and its handler ends the answer and the connection.
+    socket_.close(ignored);
+  }
 }
 
 void HttpSession::onRead(beast::error_code ec, std::size_t n) {
-  readTimer_.cancel();
-  ++readGeneration_;
+  clock_.clear(ConnectionClock::Deadline::kRead);
   if (readTimedOut_ && !ec) ec = beast::error::timeout;  // the bytes came, but too late
   if (ec) {
     if (readTimedOut_ && reader_.readingBody()) {
@@ -311,8 +314,9 @@ void HttpSession::onHead() {
     // curl and others wait for this before sending a large body.
     auto self = shared_from_this();
     static const std::string kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-    stream_.expires_after(context_.options.sendTimeout);
-    asio::async_write(stream_, asio::buffer(kContinue), [self](beast::error_code ec, std::size_t) {
+    clock_.set(ConnectionClock::Deadline::kWrite, Clock::now() + context_.options.sendTimeout);
+    asio::async_write(socket_, asio::buffer(kContinue), [self](beast::error_code ec, std::size_t) {
+      self->clock_.clear(ConnectionClock::Deadline::kWrite);
       self->guarded("continue", [&] {
         if (ec) return self->closeNow();
         // Handed over only now: the app's answer must not be written while "100 Continue" is.
@@ -349,7 +353,6 @@ void HttpSession::dispatch() {
 }
 
 bool HttpSession::submitRequest(std::shared_ptr<BodyPipe> bodyStream) {
-  stream_.expires_never();  // the app's own deadline applies now
   const RequestHead& head = reader_.head();
   std::string_view host = head.host.empty() ? std::string_view("localhost") : head.host;
   started_ = Clock::now();
@@ -412,7 +415,7 @@ bool HttpSession::submitRequest(std::shared_ptr<BodyPipe> bodyStream) {
   busy_ = true;
   auto self = shared_from_this();
   cancelHandle_ = context_.backend.submit(std::move(out), [self](AppResponse response) {
-    asio::post(self->stream_.get_executor(), [self, r = std::move(response)]() mutable {
+    asio::post(self->socket_.get_executor(), [self, r = std::move(response)]() mutable {
       --self->context_.requestsInFlight;
       self->guarded("respond", [&] { self->respond(std::move(r)); });
     });
@@ -429,7 +432,7 @@ bool HttpSession::submitRequest(std::shared_ptr<BodyPipe> bodyStream) {
 void HttpSession::probe() {
   if (buffer_.size() > 0 || cancelHandle_ == 0 || closed_) return;
   probing_ = true;
-  stream_.socket().async_read_some(
+  socket_.async_read_some(
       asio::buffer(probeBytes_), [self = shared_from_this()](beast::error_code ec, std::size_t n) {
         self->guarded("probe", [&] { self->onProbe(ec, n); });
       });
@@ -593,12 +596,14 @@ void HttpSession::writeSome(std::shared_ptr<StringResponse> res,
                             bool keep) {
   // A client that reads nothing for send_timeout loses the connection; one that reads slowly
   // but steadily does not, up to the answer's deadline.
-  stream_.expires_at(std::min(Clock::now() + context_.options.sendTimeout, sendDeadline_));
+  clock_.set(ConnectionClock::Deadline::kWrite,
+             std::min(Clock::now() + context_.options.sendTimeout, sendDeadline_));
   auto& sr = *serializer;
   http::async_write_some(
-      stream_, sr,
+      socket_, sr,
       [self = shared_from_this(), res = std::move(res), serializer = std::move(serializer), keep](
           beast::error_code ec, std::size_t) mutable {
+        self->clock_.clear(ConnectionClock::Deadline::kWrite);
         self->guarded("write", [&] {
           if (ec) {
             self->busy_ = false;
@@ -630,12 +635,12 @@ void HttpSession::afterWrite(bool keep) {
   // closes it after drain_idle_ms (or serves its next request with Connection: close).
   if (!keep) {
     beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    socket_.shutdown(tcp::socket::shutdown_send, ignored);
     closed_ = true;
-    stream_.close();
+    clock_.stop();
+    socket_.close(ignored);
     return;
   }
-  stream_.expires_never();
   readRequest(/*first=*/false);
 }
 

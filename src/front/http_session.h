@@ -27,10 +27,12 @@
 #include <string>
 #include <vector>
 
+#include "front/connection_clock.h"
 #include "front/http_server.h"
 #include "front/idle_connections.h"
 #include "front/request_reader.h"
 #include "front/responses.h"
+#include "front/session_socket.h"
 #include "ipc/body_pipe.h"
 
 namespace isolane {
@@ -57,7 +59,7 @@ class HttpSession final : public IdleConnection, public std::enable_shared_from_
 
   // `contextOwner` keeps `context` alive for as long as the session is (its handlers may still
   // be queued on a reactor its server does not own, after the server is gone).
-  HttpSession(boost::asio::ip::tcp::socket socket, FrontContext& context,
+  HttpSession(SessionSocket socket, FrontContext& context,
               std::shared_ptr<const void> contextOwner = {});
   ~HttpSession() override;
 
@@ -80,6 +82,8 @@ class HttpSession final : public IdleConnection, public std::enable_shared_from_
   void parseBuffered();
   void readMore();
   void armReadTimer(Clock::time_point deadline);
+  // A deadline of clock_ has passed, with its read or write still pending.
+  void onDeadline(ConnectionClock::Deadline which);
   void onRead(boost::beast::error_code ec, std::size_t n);
   void onHead();
   void dispatch();
@@ -148,12 +152,12 @@ class HttpSession final : public IdleConnection, public std::enable_shared_from_
   void guarded(const char* where, F&& f) noexcept;
   void onUnexpected(const char* where, const char* what) noexcept;
 
-  boost::beast::tcp_stream stream_;  // its own timer bounds writes (send_timeout)
-  // Bounds reads. Not the stream's timer: that one closes the socket when it fires, and a body
-  // that stalls is answered 408 before the connection ends.
-  boost::asio::steady_timer readTimer_;
+  SessionSocket socket_;
+  // The deadlines of the read and the write under way (onDeadline). A read that misses its
+  // deadline is cancelled, and a body that stalls is answered 408 before the connection ends; a
+  // write that misses its deadline closes the socket.
+  ConnectionClock clock_;
   bool readTimedOut_ = false;
-  std::uint64_t readGeneration_ = 0;  // which read the pending timer completion belongs to
   bool firstRequest_ = true;          // the connection's first request (see readRequest)
   const std::shared_ptr<const void> contextOwner_;
   FrontContext& context_;

@@ -96,11 +96,12 @@ void HttpSession::startStream(AppResponse r) {
   if (auto* m = context_.options.metrics) m->streamsOpen.add(1);
   bool headOnly = isHead_;
   auto serializer = std::make_shared<http::response_serializer<http::empty_body>>(*head);
-  stream_.expires_after(context_.options.sendTimeout);
+  clock_.set(ConnectionClock::Deadline::kWrite, Clock::now() + context_.options.sendTimeout);
   streamWriting_ = true;  // one write at a time: a stop's clean end waits for the head
   http::async_write_header(
-      stream_, *serializer,
+      socket_, *serializer,
       [self = shared_from_this(), head, serializer, headOnly](beast::error_code ec, std::size_t) {
+        self->clock_.clear(ConnectionClock::Deadline::kWrite);
         self->guarded("stream head", [&] {
           self->streamWriting_ = false;
           if (ec) return self->cutStream("client", "the head could not be written");
@@ -117,7 +118,7 @@ void HttpSession::startStream(AppResponse r) {
           // A strong reference: while the app produces nothing and the client sends nothing,
           // nothing else keeps the connection alive. endStream/cutStream break the cycle.
           self->streamPipe_->setReady([s = self] {
-            asio::post(s->stream_.get_executor(),
+            asio::post(s->socket_.get_executor(),
                        [s] { s->guarded("stream", [&] { s->pumpStream(); }); });
           });
         });
@@ -180,10 +181,11 @@ void HttpSession::writeStreamPieces(std::vector<std::string> pieces, std::size_t
   account();
   // A client that takes none of this for send_timeout loses the connection (and the app's
   // stream is cancelled); one that reads slowly holds one window of the server's memory.
-  stream_.expires_after(context_.options.sendTimeout);
+  clock_.set(ConnectionClock::Deadline::kWrite, Clock::now() + context_.options.sendTimeout);
   asio::async_write(
-      stream_, buffers,
+      socket_, buffers,
       [self = shared_from_this(), owned, bytes, last](beast::error_code ec, std::size_t) {
+        self->clock_.clear(ConnectionClock::Deadline::kWrite);
         self->guarded("stream write", [&] {
           self->streamWriting_ = false;
           self->answerBytes_ = 0;
@@ -211,7 +213,7 @@ void HttpSession::endStream() {
 }
 
 void HttpSession::endEventStream() {
-  asio::post(stream_.get_executor(), [self = shared_from_this()] {
+  asio::post(socket_.get_executor(), [self = shared_from_this()] {
     self->guarded("end event stream", [&] { self->finishEventStream(); });
   });
 }

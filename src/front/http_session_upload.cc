@@ -17,7 +17,7 @@ void HttpSession::startBodyStream() {
   // keeps the connection alive. The backend drops the pipe when the request ends.
   bodyOut_ = std::make_shared<BodyPipe>(
       [self = shared_from_this()](std::size_t) {
-        asio::post(self->stream_.get_executor(),
+        asio::post(self->socket_.get_executor(),
                    [self] { self->guarded("body credit", [&] { self->onBodyCredit(); }); });
       },
       /*enforceWindow=*/false);

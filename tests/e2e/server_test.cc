@@ -403,6 +403,24 @@ TEST_F(ServerTest, SlowClientIsDisconnected) {
   EXPECT_TRUE(c.closedWithin(std::chrono::milliseconds(3000)));
 }
 
+TEST_F(ServerTest, AKeepAliveConnectionIsClosedAfterIdleTimeoutAndNotWhileItIsUsed) {
+  // The read deadline moves with each request (ConnectionClock keeps it lazily): a connection in
+  // use outlives idle_timeout many times over, and one that goes quiet is closed after it.
+  ServerConfig config;
+  config.idleTimeout = std::chrono::milliseconds(300);
+  config.apps = {app("hello", "hello.js", "/")};
+  start(std::move(config));
+  HttpConnection c(port_);
+  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1200);
+  int answered = 0;
+  while (std::chrono::steady_clock::now() < until) {
+    ASSERT_EQ(c.request("GET", "/x").body(), "hello /x") << "after " << answered << " answers";
+    ++answered;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(c.closedWithin(std::chrono::milliseconds(3000)));
+}
+
 TEST_F(ServerTest, ManyConcurrentClients) {
   startDefault();
   constexpr int kClients = 32, kEach = 25;
