@@ -100,6 +100,8 @@ class HttpSession final : public IdleConnection, public std::enable_shared_from_
   void failBody(const std::string& why);
   void probe();
   void onProbe(boost::beast::error_code ec, std::size_t n);
+  // Answers (http_session_answer.cc): the app's, checked and charged to the client budget, or the
+  // front's own; each written under send_timeout, then the next request is read.
   void respond(AppResponse r);
   void refuse(const RequestError& error);
   void sendSimple(unsigned status, std::string body, bool close);
