@@ -165,13 +165,13 @@ void EventLoop::startRequest(RequestJob job) {
     return;
   }
   App& app = *found->second;
-  std::uint64_t id = job.cancelKey ? job.cancelKey : nextOwnId_++;
-  if (id >= kOwnIds && job.cancelKey) {  // a submitter's counter cannot get there
+  std::uint64_t id = job.cancelKey ? job.cancelKey : requests_.ownId();
+  if (job.cancelKey && !Requests::isSubmitterId(id)) {  // a submitter's counter cannot get there
     job.done(AppResponse::failed(FailureKind::kInternal,
                                  "request id " + std::to_string(id) + " is out of range"));
     return;
   }
-  if (requests_.count(id)) {
+  if (requests_.contains(id)) {
     // A submitter's bug: its answer names the same id as the other's, so over the wire the
     // master takes it for that request's (and the other's answer, later, for an unknown one).
     logEvent(Level::kError, "a request came with the id of one in flight; refused",
@@ -190,8 +190,7 @@ void EventLoop::startRequest(RequestJob job) {
                                    " ms: it waited that long before it started"));
     return;
   }
-  requests_.emplace(id, Request{id, std::move(job), &app, deadline, {}, false, {}, {}, 0});
-  deadlines_.emplace(deadline, id);
+  requests_.add(id, Request{0, std::move(job), &app, {}, {}, false, {}, {}, 0}, deadline);
   if (app.execution) {
     runExecution(app, id);
     return;
@@ -235,9 +234,9 @@ void EventLoop::startRequest(RequestJob job) {
     }
     // dispatch returns how we abort request.signal when the client goes away. The request may
     // already be answered (and gone) if the handler returned a Response synchronously.
-    auto it = requests_.find(id);
-    if (it != requests_.end() && abort->IsFunction()) {
-      it->second.abort.Reset(isolate, abort.As<v8::Function>());
+    auto* it = requests_.find(id);
+    if (it && abort->IsFunction()) {
+      it->abort.Reset(isolate, abort.As<v8::Function>());
     }
   });
 }
@@ -248,26 +247,25 @@ void EventLoop::finish(std::uint64_t id, AppResponse response) {
 }
 
 void EventLoop::respond(std::uint64_t id, AppResponse response) {
-  auto it = requests_.find(id);
-  if (it == requests_.end() || it->second.responded) return;
-  it->second.responded = true;
-  if (ExecutionSession* session = it->second.job.execution.get()) {
+  auto* it = requests_.find(id);
+  if (!it || it->responded) return;
+  it->responded = true;
+  if (ExecutionSession* session = it->job.execution.get()) {
     // Its CPU time so far, with the running turn's (its total is added when the turn ends).
-    std::chrono::nanoseconds cpu = it->second.cpuUsed;
+    std::chrono::nanoseconds cpu = it->cpuUsed;
     if (turnCpuStart_.count() > 0) cpu += threadCpuTime() - turnCpuStart_;
     session->outcome.cpuUs = static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::microseconds>(cpu).count());
   }
-  auto done = std::move(it->second.job.done);
+  auto done = std::move(it->job.done);
   done(std::move(response));
 }
 
 void EventLoop::finalize(std::uint64_t id) {
-  auto node = requests_.extract(id);
-  if (node.empty()) return;
-  Request& req = node.mapped();
+  std::optional<Request> taken = requests_.take(id);
+  if (!taken) return;
+  Request& req = *taken;
   abortStream(req, FailureKind::kInternal, "the request ended before its stream", "AbortError");
-  deadlines_.erase({req.deadline, id});
   timers_.clearOfRequest(req.timers, id);
   hostOps_.removeOfRequest(id, [this](std::uint64_t op, const auto& h) {
     endHostOp(op, h.kind);
@@ -278,34 +276,34 @@ void EventLoop::finalize(std::uint64_t id) {
 }
 
 void EventLoop::fail(std::uint64_t id, FailureKind kind, const std::string& detail) {
-  auto it = requests_.find(id);
-  if (it == requests_.end()) return;
-  if (it->second.streaming) {
-    const AppRequest& req = it->second.job.request;
-    logEvent(it->second.clientGone ? Level::kDebug : Level::kError, "response stream failed",
+  auto* it = requests_.find(id);
+  if (!it) return;
+  if (it->streaming) {
+    const AppRequest& req = it->job.request;
+    logEvent(it->clientGone ? Level::kDebug : Level::kError, "response stream failed",
              {{"app", req.app},
               {"request", req.requestId},
               {"url", req.url},
               {"code", failureCode(kind)},
               {"error", detail}});
-    abortStream(it->second, kind, detail,
+    abortStream(*it, kind, detail,
                 kind == FailureKind::kTimeout ? "TimeoutError" : "AbortError");
     finalize(id);
     return;
   }
-  if (it->second.responded) {
+  if (it->responded) {
     // Only waitUntil work was left; the client has its answer.
     logEvent(Level::kWarn, "waitUntil work ended early",
-             {{"app", it->second.job.request.app},
-              {"request", it->second.job.request.requestId},
+             {{"app", it->job.request.app},
+              {"request", it->job.request.requestId},
               {"code", failureCode(kind)},
               {"error", detail}});
     finalize(id);
     return;
   }
-  const AppRequest& req = it->second.job.request;
+  const AppRequest& req = it->job.request;
   // An execution's failure is the caller's to report (the pool publishes execution.settle).
-  logEvent(it->second.clientGone || it->second.job.execution ? Level::kDebug : Level::kError,
+  logEvent(it->clientGone || it->job.execution ? Level::kDebug : Level::kError,
            "request failed",
            {{"app", req.app},
             {"request", req.requestId},
@@ -317,21 +315,14 @@ void EventLoop::fail(std::uint64_t id, FailureKind kind, const std::string& deta
 }
 
 void EventLoop::failAll(FailureKind kind, const std::string& detail) {
-  std::vector<std::uint64_t> ids;
-  ids.reserve(requests_.size());
-  for (const auto& [id, _] : requests_) ids.push_back(id);
-  for (std::uint64_t id : ids) fail(id, kind, detail);
+  for (std::uint64_t id : requests_.ids()) fail(id, kind, detail);
 }
 
 void EventLoop::expireDeadlines() {
   SteadyTime now = clock_.now();
-  while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
-    std::uint64_t id = deadlines_.begin()->second;
-    deadlines_.erase(
-        deadlines_.begin());  // before fail(): the entry must go even if the request did
-    auto it = requests_.find(id);
-    if (it == requests_.end()) continue;
-    Request& req = it->second;
+  // Each due request leaves the deadlines before fail(), which ends it.
+  while (std::uint64_t id = requests_.takeDue(now)) {
+    Request& req = requests_.at(id);
     std::string detail;
     if (req.job.execution) {
       detail = "the execution ran past its timeout of " +
@@ -351,42 +342,42 @@ void EventLoop::expireDeadlines() {
 }
 
 void EventLoop::cancelRequest(std::uint64_t id) {
-  auto it = requests_.find(id);
-  if (it == requests_.end() || (it->second.responded && !it->second.streaming)) return;
-  it->second.clientGone = true;
-  if (it->second.job.execution) {
+  auto* it = requests_.find(id);
+  if (!it || (it->responded && !it->streaming)) return;
+  it->clientGone = true;
+  if (it->job.execution) {
     // Nobody waits for its outcome: it ends now, with its timers and tool calls.
     fail(id, FailureKind::kShuttingDown, "the caller went away");
     return;
   }
   logEvent(Level::kDebug, "client went away; aborting the request",
-           {{"app", it->second.job.request.app}, {"request", it->second.job.request.requestId}});
+           {{"app", it->job.request.app}, {"request", it->job.request.requestId}});
   // Its pending fetches are aborted: their callbacks see "aborted".
   hostOps_.forEachOfRequest(id, [this](std::uint64_t op, const auto& h) {
     if (h.kind == HostOpKind::kFetch) fetch_.abort(op);
   });
-  if (!it->second.abort.IsEmpty()) {
-    App& app = *it->second.app;
+  if (!it->abort.IsEmpty()) {
+    App& app = *it->app;
     turn(app, id, [&](JsScope& js, v8::TryCatch&) {
-      auto r = requests_.find(id);
-      if (r == requests_.end()) return;
-      v8::Local<v8::Function> abort = r->second.abort.Get(js.isolate());
-      r->second.abort.Reset();
+      auto* r = requests_.find(id);
+      if (!r) return;
+      v8::Local<v8::Function> abort = r->abort.Get(js.isolate());
+      r->abort.Reset();
       std::ignore = abort->Call(js.context(), v8::Undefined(js.isolate()), 0, nullptr);
     });
   }
   // A streamed body: the app's stream is cancelled and the request ends now (its waitUntil work
   // included): nobody reads what it would still produce.
-  if (auto r = requests_.find(id); r != requests_.end() && r->second.streaming) {
-    abortStream(r->second, FailureKind::kHandlerError, "the client went away", "AbortError");
+  if (auto* r = requests_.find(id); r && r->streaming) {
+    abortStream(*r, FailureKind::kHandlerError, "the client went away", "AbortError");
     finalize(id);
   }
 }
 
 void EventLoop::grantCredit(std::uint64_t id, std::size_t bytes) {
-  auto it = requests_.find(id);
-  if (it == requests_.end() || !it->second.streaming) return;
-  Request& req = it->second;
+  auto* it = requests_.find(id);
+  if (!it || !it->streaming) return;
+  Request& req = *it;
   req.credit += static_cast<std::int64_t>(std::min<std::size_t>(bytes, kStreamWindowBytes));
   if (req.credit > static_cast<std::int64_t>(kStreamWindowBytes)) {
     req.credit = static_cast<std::int64_t>(kStreamWindowBytes);  // more than was ever sent
@@ -396,18 +387,18 @@ void EventLoop::grantCredit(std::uint64_t id, std::size_t bytes) {
   req.lastChunk = clock_.now();  // the idle clock restarts once the client is ready again
   rearmStreamDeadline(req);
   turn(*req.app, id, [&](JsScope& js, v8::TryCatch&) {
-    auto r = requests_.find(id);
-    if (r == requests_.end() || r->second.control.IsEmpty()) return;
-    v8::Local<v8::Function> control = r->second.control.Get(js.isolate());
+    auto* r = requests_.find(id);
+    if (!r || r->control.IsEmpty()) return;
+    v8::Local<v8::Function> control = r->control.Get(js.isolate());
     v8::Local<v8::Value> argv[] = {v8::Integer::New(js.isolate(), 0)};
     std::ignore = control->Call(js.context(), v8::Undefined(js.isolate()), 1, argv);
   });
 }
 
 void EventLoop::requestBody(std::uint64_t id, std::string piece, bool end, std::string error) {
-  auto it = requests_.find(id);  // none: the request ended, and nobody reads the rest
-  if (it == requests_.end() || it->second.bodyEnded || !it->second.bodyError.empty()) return;
-  Request& req = it->second;
+  auto* it = requests_.find(id);  // none: the request ended, and nobody reads the rest
+  if (!it || it->bodyEnded || !it->bodyError.empty()) return;
+  Request& req = *it;
   if (!piece.empty()) req.bodyPieces.push_back(std::move(piece));
   if (!error.empty()) {
     req.bodyError = std::move(error);
@@ -421,16 +412,16 @@ void EventLoop::deliverBodies() {
   std::deque<std::uint64_t> ready;
   ready.swap(bodyReady_);
   for (std::uint64_t id : ready) {
-    auto it = requests_.find(id);
+    auto* it = requests_.find(id);
     // An id may be listed more than once (a piece arrived for each): deliver only what is there.
-    if (it == requests_.end() || it->second.bodyWaiter.IsEmpty()) continue;
-    if (it->second.bodyPieces.empty() && !it->second.bodyEnded && it->second.bodyError.empty()) {
+    if (!it || it->bodyWaiter.IsEmpty()) continue;
+    if (it->bodyPieces.empty() && !it->bodyEnded && it->bodyError.empty()) {
       continue;
     }
-    turn(*it->second.app, id, [&](JsScope& js, v8::TryCatch&) {
-      auto r = requests_.find(id);
-      if (r == requests_.end()) return;
-      Request& req = r->second;
+    turn(*it->app, id, [&](JsScope& js, v8::TryCatch&) {
+      auto* r = requests_.find(id);
+      if (!r) return;
+      Request& req = *r;
       v8::Isolate* isolate = js.isolate();
       v8::Local<v8::Function> waiter = req.bodyWaiter.Get(isolate);
       req.bodyWaiter.Reset();
@@ -461,16 +452,10 @@ void EventLoop::deliverBodies() {
   }
 }
 
-void EventLoop::setDeadline(Request& req, SteadyTime deadline) {
-  deadlines_.erase({req.deadline, req.id});
-  req.deadline = deadline;
-  deadlines_.emplace(deadline, req.id);
-}
-
 void EventLoop::rearmStreamDeadline(Request& req) {
   SteadyTime end = req.streamStarted + options_.streamMaxDuration;
   if (!req.awaitingCredit) end = std::min(end, req.lastChunk + options_.streamIdleTimeout);
-  setDeadline(req, end);
+  requests_.setDeadline(req, end);
 }
 
 void EventLoop::abortStream(Request& req, FailureKind kind, const std::string& detail,
@@ -511,9 +496,8 @@ std::pair<std::size_t, std::size_t> EventLoop::heapStatistics() {
 
 std::optional<SteadyTime> EventLoop::nextWake() const {
   std::optional<SteadyTime> wake = timers_.nextDue();
-  if (!deadlines_.empty() && (!wake || deadlines_.begin()->first < *wake)) {
-    wake = deadlines_.begin()->first;
-  }
+  std::optional<SteadyTime> deadline = requests_.nextDeadline();
+  if (deadline && (!wake || *deadline < *wake)) wake = deadline;
   return wake;
 }
 

@@ -31,6 +31,7 @@
 #include "worker/host_op_table.h"
 #include "worker/offload_pool.h"
 #include "worker/request_job.h"
+#include "worker/request_table.h"
 #include "worker/thread_shared.h"
 #include "worker/timer_queue.h"
 #include "worker/watchdog.h"
@@ -79,7 +80,7 @@ class EventLoop final : public TimerHost, public HostOps {
   void toolAnswer(std::uint64_t cancelKey, std::uint64_t call, bool ok, std::string text);
   // True while the request submitted with `cancelKey` is in flight here.
   bool hasRequest(std::uint64_t cancelKey) const {
-    return cancelKey != 0 && cancelKey < kOwnIds && requests_.count(cancelKey) != 0;
+    return Requests::isSubmitterId(cancelKey) && requests_.contains(cancelKey);
   }
   // The client of the request submitted with `cancelKey` went away: abort its signal and its
   // pending host operations. It runs on until it settles; its answer is then dropped upstream.
@@ -143,7 +144,7 @@ class EventLoop final : public TimerHost, public HostOps {
     std::unique_ptr<LogSink> console = {};
   };
   struct Request {
-    std::uint64_t id;
+    std::uint64_t id;  // set by requests_, as is deadline
     RequestJob job;
     App* app;
     SteadyTime deadline;
@@ -281,7 +282,6 @@ class EventLoop final : public TimerHost, public HostOps {
   // After the head of a streamed body or a chunk: the request's deadline becomes its stream
   // limits (idle, unless it waits for credit; and its total duration).
   void rearmStreamDeadline(Request& req);
-  void setDeadline(Request& req, SteadyTime deadline);
   // Ends a streamed body early: the sink cuts the response, and the app's stream is cancelled
   // with a DOMException `name` (after the current turn).
   void abortStream(Request& req, FailureKind kind, const std::string& detail,
@@ -304,16 +304,11 @@ class EventLoop final : public TimerHost, public HostOps {
 
   std::unordered_map<std::string, std::unique_ptr<App>> apps_;
   std::unordered_map<const ContextState*, App*> appByState_;
-  std::unordered_map<std::uint64_t, Request> requests_;
-  // A request's id here is the one it came with (job.cancelKey: the master's id for it, unique
-  // on this thread), so one id names it from the master's frames to JavaScript and back. A job
-  // without one (a service call, `isolane run`) gets one of the loop's own, from kOwnIds up:
-  // apart from the submitters' counters, and still exact as a JavaScript number (below 2^53).
-  // The runtime keeps the id in its closures and hands it only to the natives: an app never sees
-  // it (it counts every app's requests, which is not an app's to know).
-  static constexpr std::uint64_t kOwnIds = std::uint64_t{1} << 52;
-  std::uint64_t nextOwnId_ = kOwnIds;
-  std::set<std::pair<SteadyTime, std::uint64_t>> deadlines_;  // (deadline, request id)
+  // The requests in flight, by the id they came with (job.cancelKey), or one of the table's own,
+  // and their deadlines. The runtime keeps the id in its closures and hands it only to the
+  // natives: an app never sees it (it counts every app's requests, which is not an app's to know).
+  using Requests = RequestTable<Request>;
+  Requests requests_;
 
   TimerQueue<App, v8::Global<v8::Function>> timers_;  // setTimeout and setInterval, every app's
 

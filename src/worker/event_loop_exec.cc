@@ -333,12 +333,12 @@ void EventLoop::callToolCallback(const v8::FunctionCallbackInfo<v8::Value>& info
   ContextState* state = ContextState::from(js.context());
   auto app = self->appByState_.find(state);
   if (app == self->appByState_.end() || !app->second->execution) return;
-  auto req = self->requests_.find(self->owningRequest(*state));
-  if (req == self->requests_.end() || req->second.responded || !req->second.job.execution) {
+  auto* req = self->requests_.find(self->owningRequest(*state));
+  if (!req || req->responded || !req->job.execution) {
     info.GetReturnValue().Set(refusal(js, "ENDED", "the execution has ended"));
     return;
   }
-  ExecutionSession& session = *req->second.job.execution;
+  ExecutionSession& session = *req->job.execution;
   std::string provider, tool, args;
   std::size_t argsSize = 0;
   if (!stringValue(js, info[0], &provider, ExecLimits::kMaxNameBytes) ||
@@ -367,7 +367,7 @@ void EventLoop::callToolCallback(const v8::FunctionCallbackInfo<v8::Value>& info
                     " hold a string with a lone surrogate, which JSON cannot carry to the caller"));
     return;
   }
-  if (self->hostOps_.countOf(req->first) >= self->options_.maxHostOpsPerRequest) {
+  if (self->hostOps_.countOf(req->id) >= self->options_.maxHostOpsPerRequest) {
     info.GetReturnValue().Set(refusal(js, "TOO_MANY_CALLS",
                                       "too many tool calls in flight (" +
                                           std::to_string(self->options_.maxHostOpsPerRequest) +
@@ -377,16 +377,16 @@ void EventLoop::callToolCallback(const v8::FunctionCallbackInfo<v8::Value>& info
   std::uint64_t op =
       self->registerOp(*state, info[3].As<v8::Object>(), HostOpKind::kTool, self->nextServiceOp_++);
   ++session.outcome.toolCalls;
-  self->pauseClock(req->second);
+  self->pauseClock(*req);
   if (session.callTool) session.callTool(op, provider, tool, args);
 }
 
 void EventLoop::toolAnswer(std::uint64_t id, std::uint64_t call, bool ok, std::string text) {
-  auto it = requests_.find(id);
-  if (it == requests_.end()) return;
+  auto* it = requests_.find(id);
+  if (!it) return;
   auto* op = hostOps_.find(call);
   if (!op || op->kind != HostOpKind::kTool || op->request != id) return;
-  Request& req = it->second;
+  Request& req = *it;
   resumeClock(req);
   const char* code = "TOOL_ERROR";
   if (ok && req.job.execution && text.size() > req.job.execution->spec.payloadLimit) {
@@ -411,13 +411,12 @@ void EventLoop::pauseClock(Request& req) {
   if (req.toolWaits++ > 0) return;
   SteadyTime now = clock_.now();
   req.pausedLeft = req.deadline > now ? req.deadline - now : std::chrono::nanoseconds(0);
-  deadlines_.erase({req.deadline, req.id});
-  req.deadline = SteadyTime::max();
+  requests_.clearDeadline(req);
 }
 
 void EventLoop::resumeClock(Request& req) {
   if (req.toolWaits == 0 || --req.toolWaits > 0) return;
-  setDeadline(req, clock_.now() + req.pausedLeft);
+  requests_.setDeadline(req, clock_.now() + req.pausedLeft);
 }
 
 }  // namespace isolane

@@ -18,14 +18,14 @@ std::uint64_t EventLoop::owningRequest(ContextState& state) {
   if (!data.IsEmpty() && data->IsNumber()) {
     auto id = static_cast<std::uint64_t>(data.As<v8::Number>()->Value());
     // A request that has ended owns nothing more: its leftovers go with the running turn's.
-    if (requests_.count(id)) return id;
+    if (requests_.contains(id)) return id;
   }
   return state.currentRequest;
 }
 
 bool EventLoop::overOpLimit(ContextState& state) {
   std::uint64_t request = owningRequest(state);
-  if (!requests_.count(request) || hostOps_.countOf(request) < options_.maxHostOpsPerRequest) {
+  if (!requests_.contains(request) || hostOps_.countOf(request) < options_.maxHostOpsPerRequest) {
     return false;
   }
   v8::Isolate* isolate = owner_.isolate();
@@ -94,8 +94,8 @@ void EventLoop::serviceFetch(ContextState& state, AppRequest request,
   if (overOpLimit(state)) return;
   std::uint64_t op = registerOp(state, callbacks, HostOpKind::kService, nextServiceOp_++);
   int depth = 0;
-  if (auto it = requests_.find(owningRequest(state)); it != requests_.end()) {
-    depth = it->second.job.depth + 1;
+  if (auto* it = requests_.find(owningRequest(state)); it) {
+    depth = it->job.depth + 1;
   }
   if (depth > kMaxServiceDepth) {
     serviceResults_.push_back(ServiceResult{

@@ -64,11 +64,11 @@ void EventLoop::runForegroundTasks() {
     isolate->CancelTerminateExecution();
   }
   std::uint64_t culprit = reaction_.overBudget ? reaction_.overBudget : reaction_.last;
-  if (heap && requests_.count(culprit)) {
+  if (heap && requests_.contains(culprit)) {
     fail(culprit, FailureKind::kHeapLimit,
          "the isolate's heap limit (" + std::to_string(options_.limits.heapMb) +
              " MiB) was reached in code resumed by a V8 task; execution was terminated");
-  } else if (reaction_.overBudget && requests_.count(reaction_.overBudget)) {
+  } else if (reaction_.overBudget && requests_.contains(reaction_.overBudget)) {
     fail(reaction_.overBudget, FailureKind::kCpuLimit,
          "JavaScript used more than " +
              std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -105,14 +105,14 @@ void EventLoop::promiseHook(v8::PromiseHookType type, v8::Local<v8::Promise>,
 void EventLoop::startSegment(std::uint64_t owner) {
   nanoseconds budget = options_.cpuLimit;
   if (owner != 0) {
-    auto it = requests_.find(owner);
-    if (it == requests_.end()) {
+    auto* it = requests_.find(owner);
+    if (!it) {
       // Work of a request that has ended: nobody waits for it and nothing may run on its behalf.
       reaction_.dropped = reaction_.stopped = true;
       owner_.isolate()->TerminateExecution();
       return;
     }
-    budget = cpuBudget(it->second);
+    budget = cpuBudget(*it);
     if (budget <= nanoseconds(0)) {
       reaction_.overBudget = owner;
       reaction_.stopped = true;
@@ -131,11 +131,11 @@ void EventLoop::endSegment() {
   reaction_.running = false;
   nanoseconds used{0};
   bool fired = watchdog_.disarm(&used);
-  auto it = requests_.find(reaction_.request);
-  if (reaction_.request != 0 && it != requests_.end()) it->second.cpuUsed += used;
+  auto* it = requests_.find(reaction_.request);
+  if (reaction_.request != 0 && it) it->cpuUsed += used;
   if (fired) {
     reaction_.stopped = true;
-    if (reaction_.request != 0 && it != requests_.end()) {
+    if (reaction_.request != 0 && it) {
       reaction_.overBudget = reaction_.request;
     } else {
       reaction_.dropped = true;  // module-level work past the CPU limit

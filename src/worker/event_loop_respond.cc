@@ -212,14 +212,14 @@ std::uint64_t EventLoop::callingRequest(const v8::FunctionCallbackInfo<v8::Value
   double value = info[0].As<v8::Number>()->Value();
   if (!(value >= 1 && value < 9007199254740992.0)) return 0;
   auto id = static_cast<std::uint64_t>(value);
-  auto it = requests_.find(id);
-  if (it == requests_.end()) return 0;
+  auto* it = requests_.find(id);
+  if (!it) return 0;
   bool expected = expect == Expect::kInFlight     ? true
-                  : expect == Expect::kUnanswered ? !it->second.responded
-                                                  : it->second.streaming;
+                  : expect == Expect::kUnanswered ? !it->responded
+                                                  : it->streaming;
   if (!expected) return 0;
   ContextState* state = ContextState::from(info.GetIsolate()->GetCurrentContext());
-  if (state != &it->second.app->state) return 0;
+  if (state != &it->app->state) return 0;
   return id;
 }
 

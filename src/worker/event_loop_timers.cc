@@ -32,8 +32,8 @@ std::uint32_t EventLoop::setTimer(ContextState& state, v8::Local<v8::Function> f
   std::uint64_t owner = owningRequest(state);
   std::uint32_t id = timers_.add(app, owner, v8::Global<v8::Function>(isolate, fn), interval,
                                  repeat, clock_.now());
-  if (auto r = requests_.find(owner); r != requests_.end()) {
-    std::vector<std::uint32_t>& own = r->second.timers;
+  if (auto* r = requests_.find(owner); r) {
+    std::vector<std::uint32_t>& own = r->timers;
     if (own.size() >= 1024 && own.size() % 1024 == 0) {  // drop ids cleared since
       own.erase(std::remove_if(own.begin(), own.end(),
                                [&](std::uint32_t t) { return !timers_.has(t); }),

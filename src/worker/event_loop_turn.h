@@ -18,9 +18,9 @@ void EventLoop::turn(App& app, std::uint64_t requestId, Body&& body) {
   v8::Isolate* isolate = owner_.isolate();
   std::chrono::nanoseconds budget =
       loadBudget_.count() > 0 ? loadBudget_ : std::chrono::nanoseconds(options_.cpuLimit);
-  if (auto it = requests_.find(requestId); it != requests_.end()) {
-    budget = cpuBudget(it->second);
-    app.state.currentRequestId = it->second.job.request.requestId;
+  if (const Request* req = requests_.find(requestId)) {
+    budget = cpuBudget(*req);
+    app.state.currentRequestId = req->job.request.requestId;
   } else {
     app.state.currentRequestId.clear();
   }
@@ -66,8 +66,8 @@ void EventLoop::turn(App& app, std::uint64_t requestId, Body&& body) {
   app.state.currentRequest = 0;
   app.state.currentRequestId.clear();
 
-  auto it = requests_.find(requestId);
-  if (it != requests_.end()) it->second.cpuUsed += used;
+  Request* req = requests_.find(requestId);
+  if (req) req->cpuUsed += used;
   if (!(terminated || byWatchdog || heap)) return;
 
   FailureKind kind = heap ? FailureKind::kHeapLimit : FailureKind::kCpuLimit;
@@ -76,12 +76,11 @@ void EventLoop::turn(App& app, std::uint64_t requestId, Body&& body) {
                  " MiB) was reached; execution was terminated"
            : "JavaScript used more than " +
                  std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                    it != requests_.end()
-                                        ? cpuLimitOf(it->second)
+                                    req ? cpuLimitOf(*req)
                                         : std::chrono::nanoseconds(options_.cpuLimit))
                                     .count()) +
                  " ms of CPU time; execution was terminated";
-  if (it != requests_.end()) {
+  if (req) {
     fail(requestId, kind, detail);
   } else {
     logEvent(Level::kError, detail + " (outside a request)", {{"app", app.spec.name}});
