@@ -186,6 +186,7 @@ void HttpSession::readRequest(bool first) {
   app_.clear();
   isHead_ = false;
   writing_ = false;
+  clientLeft_ = false;
   // A fresh connection's head must be complete within header_timeout of its accept
   // (slow-client defence); a keep-alive connection may sit idle for idle_timeout before its next
   // request starts, whose head then gets header_timeout from its first byte.
@@ -435,6 +436,7 @@ void HttpSession::onProbe(beast::error_code ec, std::size_t n) {
   account();  // at most a probe's worth: parsed, and bounded, once the answer is out
   if (ec && ec != asio::error::operation_aborted && busy_ && !closed_) {
     // End of stream or a reset while the app works: its client is gone.
+    clientLeft_ = true;
     if (streamPipe_) return cutStream("client", "the client closed the connection");
     context_.backend.cancel(cancelHandle_);
   }

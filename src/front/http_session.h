@@ -172,6 +172,7 @@ class HttpSession final : public IdleConnection, public std::enable_shared_from_
   bool probeAdopted_ = false;  // ... and is the next request's read now (the answer is out)
   std::array<char, 1024> probeBytes_{};  // what the probe read, until it joins buffer_
   bool closed_ = false;
+  bool clientLeft_ = false;  // the probe saw the client go while the app worked on its request
   bool peerTrusted_ = false;  // the peer is one of options.trustedProxies
   std::string peerAddress_;   // the peer's address (IPv4-mapped ones as IPv4); "" if unknown
   std::uint64_t cancelHandle_ = 0;

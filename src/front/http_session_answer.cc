@@ -47,9 +47,11 @@ void HttpSession::respond(AppResponse r) {
     }
     return;
   }
-  if (r.failure == FailureKind::kClientGone) {
-    // Dropped unrun because its client left: nobody to write to. Counted (status 499), closed.
-    record(failureStatus(r.failure));
+  if (r.failure == FailureKind::kClientGone || (clientLeft_ && r.failure != FailureKind::kNone)) {
+    // Dropped unrun because its client left, or failed after it left (its signal was aborted,
+    // and with it what it awaited): nobody to write to, and the failure is the client's leaving,
+    // not the app's. Counted as 499, closed.
+    record(failureStatus(FailureKind::kClientGone));
     return closeNow();
   }
   if (r.failure == FailureKind::kNone) {

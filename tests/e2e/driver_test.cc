@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "e2e/http_client.h"
+#include "e2e/metrics_page.h"
 #include "e2e/ready_workers.h"
 #include "e2e/subprocess.h"
 #include "e2e/test_apps.h"
@@ -161,6 +162,20 @@ TEST_F(DriverTest, AClientThatGoesAwayAbortsItsHandlersFetch) {
   // is slow on a loaded machine under the sanitizers.
   for (int i = 0; i < 8000 && upstream.closedEarly() == 0; ++i) std::this_thread::sleep_for(1ms);
   EXPECT_EQ(upstream.closedEarly(), 1) << "the upstream saw its connection closed";
+  // The handler failed because its client left (its fetch was aborted): counted as the client's
+  // leaving (499), not as the app's failure (500).
+  std::string page;
+  auto counted = [&](const char* status) {
+    return test::sample(page, std::string(R"(isolane_requests_total{app="fetcher",status=")") +
+                                  status + "\"}");
+  };
+  for (int i = 0; i < 400; ++i) {
+    page = get(server_->adminPort(), "/metrics").body();
+    if (counted("499") + counted("500") > 0) break;
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(counted("499"), 1) << page;
+  EXPECT_EQ(counted("500"), 0) << page;
   // The isolate serves on.
   Upstream fast(1ms);
   EXPECT_EQ(get(port_, "/f/x?url=" + fast.base() + "/ok").body(), "upstream /ok");

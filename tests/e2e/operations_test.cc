@@ -19,6 +19,7 @@
 
 #include "cli/service_notify.h"
 #include "e2e/http_client.h"
+#include "e2e/metrics_page.h"
 #include "e2e/ready_workers.h"
 #include "e2e/test_apps.h"
 #include "server/server.h"
@@ -34,9 +35,7 @@ using Clock = std::chrono::steady_clock;
 
 // The value of the sample `series` in a Prometheus text page (-1 when absent).
 double sample(const std::string& page, const std::string& series) {
-  std::size_t at = ("\n" + page).find("\n" + series + " ");
-  if (at == std::string::npos) return -1;
-  return std::stod(page.substr(at + series.size() + 1));
+  return test::sample(page, series, -1);
 }
 
 class OperationsTest : public ::testing::Test {

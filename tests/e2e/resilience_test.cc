@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "e2e/http_client.h"
+#include "e2e/metrics_page.h"
 #include "e2e/ready_workers.h"
 #include "e2e/test_apps.h"
 #include "server/server.h"
@@ -26,12 +27,7 @@ using test::get;
 using test::HttpConnection;
 using test::Response;
 
-// The value of the sample `name{labels}` in a Prometheus text page (0 when absent).
-double sample(const std::string& page, const std::string& series) {
-  std::size_t at = page.find("\n" + series + " ");
-  if (at == std::string::npos) return 0;
-  return std::stod(page.substr(at + series.size() + 2));
-}
+using test::sample;
 
 class ResilienceTest : public ::testing::Test {
  protected:
