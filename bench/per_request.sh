@@ -7,7 +7,8 @@
 #                                                 and `libisolane_engine.so`; default: build)
 # PER_REQUEST_WORKLOAD: hello (default: the embedded hello, 64 connections), stream (bench/apps/
 # stream.js, a 1 MiB streamed answer, 64 connections) or upload (bench/apps/upload.js, 10 MiB
-# POSTs, 8 connections): the same apps and loads as bench/run's scenarios of those names.
+# POSTs, 8 connections) or async (bench/apps/async.js, a 20 ms timer, 1000 connections): the same
+# apps and loads as bench/run's scenarios of those names.
 # Counts come from `perf stat --per-thread` over one wrk run per server (software events and
 # tracepoints: these VMs expose no hardware counters, so instructions cannot be read here; CPU time
 # stands in for them); mallocs from a uprobe on glibc's malloc, in a second run of their own (the
@@ -25,10 +26,11 @@ APP=() CONNS=64 WRK_SCRIPT=() SERVE_ENV=()
 case "$WORKLOAD" in
   hello) ;;
   stream) APP=("$PWD/bench/apps/stream.js") ;;
+  async) APP=("$PWD/bench/apps/async.js") CONNS=1000 ;;
   upload)
     APP=("$PWD/bench/apps/upload.js") CONNS=8 WRK_SCRIPT=(-s "$PWD/bench/wrk/upload.lua")
     SERVE_ENV=(ISOLANE_MAX_BODY_BYTES=$((16 << 20))) ;;
-  *) echo "unknown PER_REQUEST_WORKLOAD $WORKLOAD (hello, stream, upload)" >&2; exit 2 ;;
+  *) echo "unknown PER_REQUEST_WORKLOAD $WORKLOAD (hello, stream, upload, async)" >&2; exit 2 ;;
 esac
 for tool in wrk perf; do
   command -v "$tool" >/dev/null || { echo "$tool is missing (apt-get install $tool / linux-perf)" >&2; exit 1; }

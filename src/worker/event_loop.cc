@@ -278,7 +278,7 @@ void EventLoop::finalize(std::uint64_t id) {
 void EventLoop::fail(std::uint64_t id, FailureKind kind, const std::string& detail) {
   auto* it = requests_.find(id);
   if (!it) return;
-  if (it->streaming) {
+  if (it->stream) {
     const AppRequest& req = it->job.request;
     logEvent(it->clientGone ? Level::kDebug : Level::kError, "response stream failed",
              {{"app", req.app},
@@ -328,14 +328,10 @@ void EventLoop::expireDeadlines() {
       detail = "the execution ran past its timeout of " +
                std::to_string(wallTimeoutOf(req.job).count()) +
                " ms (timeout_ms; time waiting on tool calls is not counted)";
-    } else if (!req.streaming) {
+    } else if (!req.stream) {
       detail = "no response within " + std::to_string(wallTimeoutOf(req.job).count()) + " ms";
-    } else if (now >= req.streamStarted + options_.streamMaxDuration) {
-      detail = "the response stream ran longer than " +
-               std::to_string(options_.streamMaxDuration.count()) + " ms (stream_max_ms)";
     } else {
-      detail = "the response stream produced nothing for " +
-               std::to_string(options_.streamIdleTimeout.count()) + " ms (stream_idle_timeout_ms)";
+      detail = req.stream->expiry(now);
     }
     fail(id, FailureKind::kTimeout, detail);
   }
@@ -343,7 +339,7 @@ void EventLoop::expireDeadlines() {
 
 void EventLoop::cancelRequest(std::uint64_t id) {
   auto* it = requests_.find(id);
-  if (!it || (it->responded && !it->streaming)) return;
+  if (!it || (it->responded && !it->stream)) return;
   it->clientGone = true;
   if (it->job.execution) {
     // Nobody waits for its outcome: it ends now, with its timers and tool calls.
@@ -368,7 +364,7 @@ void EventLoop::cancelRequest(std::uint64_t id) {
   }
   // A streamed body: the app's stream is cancelled and the request ends now (its waitUntil work
   // included): nobody reads what it would still produce.
-  if (auto* r = requests_.find(id); r && r->streaming) {
+  if (auto* r = requests_.find(id); r && r->stream) {
     abortStream(*r, FailureKind::kHandlerError, "the client went away", "AbortError");
     finalize(id);
   }
@@ -376,16 +372,10 @@ void EventLoop::cancelRequest(std::uint64_t id) {
 
 void EventLoop::grantCredit(std::uint64_t id, std::size_t bytes) {
   auto* it = requests_.find(id);
-  if (!it || !it->streaming) return;
+  if (!it || !it->stream) return;
   Request& req = *it;
-  req.credit += static_cast<std::int64_t>(std::min<std::size_t>(bytes, kStreamWindowBytes));
-  if (req.credit > static_cast<std::int64_t>(kStreamWindowBytes)) {
-    req.credit = static_cast<std::int64_t>(kStreamWindowBytes);  // more than was ever sent
-  }
-  if (!req.awaitingCredit || req.credit <= 0) return;
-  req.awaitingCredit = false;
-  req.lastChunk = clock_.now();  // the idle clock restarts once the client is ready again
-  rearmStreamDeadline(req);
+  if (!req.stream->granted(bytes, clock_.now())) return;
+  requests_.setDeadline(req, req.stream->deadline());  // its idle clock restarted
   turn(*req.app, id, [&](JsScope& js, v8::TryCatch&) {
     auto* r = requests_.find(id);
     if (!r || r->control.IsEmpty()) return;
@@ -452,16 +442,10 @@ void EventLoop::deliverBodies() {
   }
 }
 
-void EventLoop::rearmStreamDeadline(Request& req) {
-  SteadyTime end = req.streamStarted + options_.streamMaxDuration;
-  if (!req.awaitingCredit) end = std::min(end, req.lastChunk + options_.streamIdleTimeout);
-  requests_.setDeadline(req, end);
-}
-
 void EventLoop::abortStream(Request& req, FailureKind kind, const std::string& detail,
                             const std::string& name) {
-  if (!req.streaming) return;
-  req.streaming = false;
+  if (!req.stream) return;
+  req.stream.reset();
   if (req.job.sink) req.job.sink->abort(kind, detail);
   if (!req.control.IsEmpty()) {
     streamCancels_.push_back(StreamCancel{req.app, std::move(req.control), detail, name});

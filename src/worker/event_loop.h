@@ -32,6 +32,7 @@
 #include "worker/offload_pool.h"
 #include "worker/request_job.h"
 #include "worker/request_table.h"
+#include "worker/response_stream.h"
 #include "worker/thread_shared.h"
 #include "worker/timer_queue.h"
 #include "worker/watchdog.h"
@@ -153,14 +154,10 @@ class EventLoop final : public TimerHost, public HostOps {
     std::vector<std::uint32_t> timers;  // ids it created (some may be gone): cancelled with it
     v8::Global<v8::Function> abort;     // returned by the runtime's dispatch
     bool clientGone = false;  // cancelRequest ran: its failure is expected, not an error
-    // A streamed body: from its head (sent through job.done) to its end.
-    bool streaming = false;
-    std::int64_t credit = 0;      // bytes it may still send (see StreamSink)
-    bool awaitingCredit = false;  // the runtime waits for control(CREDIT)
-    SteadyTime streamStarted{};
-    SteadyTime lastChunk{};
-    v8::Global<v8::Function> control =
-        {};  // the runtime's: control(CREDIT) or control(CANCEL, ...)
+    // A streamed body: from its head (sent through job.done) to its end, and the runtime's
+    // control(CREDIT) or control(CANCEL, ...) for it.
+    std::optional<ResponseStream> stream = {};
+    v8::Global<v8::Function> control = {};
     // A streamed request body: what arrived and was not read yet, and the runtime's callback
     // waiting for the next of it (bodyPull).
     std::deque<std::string> bodyPieces = {};
@@ -183,7 +180,7 @@ class EventLoop final : public TimerHost, public HostOps {
   // A request's CPU budget for its next stretch of JavaScript: what is left of cpuLimit; or, once
   // it streams its body (which may go on for hours), cpuLimit for each turn.
   std::chrono::nanoseconds cpuBudget(const Request& r) const {
-    std::chrono::nanoseconds left = r.streaming ? cpuLimitOf(r) : cpuLimitOf(r) - r.cpuUsed;
+    std::chrono::nanoseconds left = r.stream ? cpuLimitOf(r) : cpuLimitOf(r) - r.cpuUsed;
     if (r.job.execution) left = std::min<std::chrono::nanoseconds>(left, kExecutionTurnCpu);
     return left;
   }
@@ -279,9 +276,6 @@ class EventLoop final : public TimerHost, public HostOps {
   // calls, and is unanswered (kUnanswered) or streaming its body (kStreaming); else 0.
   enum class Expect { kUnanswered, kStreaming, kInFlight };
   std::uint64_t callingRequest(const v8::FunctionCallbackInfo<v8::Value>& info, Expect expect);
-  // After the head of a streamed body or a chunk: the request's deadline becomes its stream
-  // limits (idle, unless it waits for credit; and its total duration).
-  void rearmStreamDeadline(Request& req);
   // Ends a streamed body early: the sink cuts the response, and the app's stream is cancelled
   // with a DOMException `name` (after the current turn).
   void abortStream(Request& req, FailureKind kind, const std::string& detail,

@@ -122,13 +122,12 @@ void EventLoop::streamHeadCallback(const v8::FunctionCallbackInfo<v8::Value>& in
     return;
   }
   head.value().streamed = true;
-  req.streaming = true;
-  req.credit = static_cast<std::int64_t>(kStreamWindowBytes);
+  req.stream.emplace(self->clock_.now(), StreamLimits{self->options_.streamIdleTimeout,
+                                                      self->options_.streamMaxDuration});
   req.control.Reset(js.isolate(), info[4].As<v8::Function>());
-  req.streamStarted = req.lastChunk = self->clock_.now();
-  self->rearmStreamDeadline(req);
+  self->requests_.setDeadline(req, req.stream->deadline());  // its limits replace its timeout
   self->respond(id, std::move(head.value()));
-  info.GetReturnValue().Set(static_cast<double>(req.credit));
+  info.GetReturnValue().Set(static_cast<double>(req.stream->credit()));
 }
 
 // streamChunk(id, bytes) -> the credit left (below zero by at most this piece), or false when the
@@ -139,17 +138,18 @@ void EventLoop::streamChunkCallback(const v8::FunctionCallbackInfo<v8::Value>& i
   std::uint64_t id = self->callingRequest(info, Expect::kStreaming);
   if (id == 0) return;
   Request& req = self->requests_.at(id);
-  if (!info[1]->IsUint8Array() || req.credit <= 0) {
+  ResponseStream& stream = *req.stream;
+  if (!info[1]->IsUint8Array() || stream.credit() <= 0) {
     // The runtime splits chunks and waits for credit: this is a bug of ours, not the app's.
-    self->fail(
-        id, FailureKind::kInternal,
-        req.credit <= 0 ? "a streamed piece without credit" : "a streamed piece that is not bytes");
+    self->fail(id, FailureKind::kInternal,
+               stream.credit() <= 0 ? "a streamed piece without credit"
+                                    : "a streamed piece that is not bytes");
     return;
   }
   auto bytes = info[1].As<v8::Uint8Array>();
   std::size_t size = bytes->ByteLength();
   if (size == 0) {  // nothing to send (a detached view): the credit is unchanged
-    info.GetReturnValue().Set(static_cast<double>(req.credit));
+    info.GetReturnValue().Set(static_cast<double>(stream.credit()));
     return;
   }
   if (size > kStreamPieceBytes) {
@@ -170,12 +170,10 @@ void EventLoop::streamChunkCallback(const v8::FunctionCallbackInfo<v8::Value>& i
     piece = copied;
   }
   size = piece.size();
-  req.credit -= static_cast<std::int64_t>(size);
-  req.lastChunk = self->clock_.now();
-  req.awaitingCredit = req.credit <= 0;
-  self->rearmStreamDeadline(req);
+  std::int64_t left = stream.sent(size, self->clock_.now());
+  self->requests_.setDeadline(req, stream.deadline());
   req.job.sink->piece(piece);
-  info.GetReturnValue().Set(static_cast<double>(req.credit));
+  info.GetReturnValue().Set(static_cast<double>(left));
 }
 
 // streamEnd(id, waitUntil)
@@ -184,7 +182,7 @@ void EventLoop::streamEndCallback(const v8::FunctionCallbackInfo<v8::Value>& inf
   std::uint64_t id = self->callingRequest(info, Expect::kStreaming);
   if (id == 0) return;
   Request& req = self->requests_.at(id);
-  req.streaming = false;
+  req.stream.reset();
   req.control.Reset();
   req.job.sink->end();
   JsScope js(info);
@@ -216,7 +214,7 @@ std::uint64_t EventLoop::callingRequest(const v8::FunctionCallbackInfo<v8::Value
   if (!it) return 0;
   bool expected = expect == Expect::kInFlight     ? true
                   : expect == Expect::kUnanswered ? !it->responded
-                                                  : it->streaming;
+                                                  : it->stream.has_value();
   if (!expected) return 0;
   ContextState* state = ContextState::from(info.GetIsolate()->GetCurrentContext());
   if (state != &it->app->state) return 0;
