@@ -115,6 +115,42 @@ TEST_F(EgressTest, AnAllowedFetchRunsInTheMasterPieceByPiece) {
   EXPECT_EQ(upstream_.requests(), 1);
 }
 
+TEST_F(EgressTest, PiecesAreReadAheadUpToTheWindowAndNoFurther) {
+  // Pieces of 2 bytes: "upstream /read-ahead" is 10 of them.
+  Egress egress{FetchClientOptions{.chunkBytes = 2}, kDefaultMaxFrameBytes};
+  AppSpec open{"open", "/open.js", {}};
+  open.fetchAllow = {"127.0.0.1"};
+  egress.setApps({open});
+  FakeWorker worker;
+  auto reply = worker.reply();
+  egress.call(1, reply, start(7, "open", upstream_.base() + "/read-ahead"));
+  // Pulls before the head (never the runtime's: a worker's) are owed, and read once it came.
+  egress.call(1, reply, control(7, FetchCall::Action::kPull));
+  ASSERT_EQ(worker.next().kind, FetchEvent::Kind::kHead);
+  FetchEvent owed = worker.next();
+  ASSERT_EQ(owed.kind, FetchEvent::Kind::kChunk) << owed.data;
+  std::string body = owed.data;
+  // More pulls than the window: the master reads kFetchPiecesAhead pieces ahead, no more.
+  for (int i = 0; i < 10; ++i) egress.call(1, reply, control(7, FetchCall::Action::kPull));
+  for (std::size_t i = 0; i < kFetchPiecesAhead; ++i) {
+    FetchEvent e = worker.next();
+    ASSERT_EQ(e.kind, FetchEvent::Kind::kChunk) << e.data;
+    body += e.data;
+  }
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(worker.received(), 0u) << "pulls past the window are not owed";
+  for (;;) {
+    egress.call(1, reply, control(7, FetchCall::Action::kPull));
+    FetchEvent e = worker.next();
+    if (e.kind != FetchEvent::Kind::kChunk) {
+      EXPECT_EQ(e.kind, FetchEvent::Kind::kEnd) << e.data;
+      break;
+    }
+    body += e.data;
+  }
+  EXPECT_EQ(body, "upstream /read-ahead") << "every piece, in order";
+}
+
 TEST_F(EgressTest, TheMastersConfigurationDecidesNotTheWorkersClaims) {
   FakeWorker worker;
   auto reply = worker.reply();

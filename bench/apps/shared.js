@@ -86,3 +86,6 @@ export const TTFB_REST = padTo(
 
 // "upload": POST bodies of this size; the answer is the byte count the server read.
 export const UPLOAD_BYTES = 10 * 1024 * 1024;
+
+// "fetchbig": the upstream body an app fetches and reads whole.
+export const FETCHBIG_BYTES = 4 * 1024 * 1024;

@@ -2,9 +2,10 @@
 // Request/Response adapter) producing the same bodies as the bench apps, from the same shared code
 // (bench/apps/shared.js, and for /ssr the bundled bench/apps/ssr/render.jsx).
 //   node node_server.mjs PORT [UPSTREAM_URL] [SSR_RENDER_MODULE]
-// Routes by path prefix: /json, /ssr?n=N, /async, /upstream, /stream, /sse, /ttfb, /upload;
+// Routes by path prefix: /json, /ssr?n=N, /async, /upstream, /fetchbig, /stream, /sse, /ttfb,
+// /upload;
 // anything else is hello.
-// /upstream needs UPSTREAM_URL, /ssr needs SSR_RENDER_MODULE (build/bench/ssr-render.mjs); they
+// /upstream and /fetchbig need UPSTREAM_URL, /ssr needs SSR_RENDER_MODULE (build/bench/ssr-render.mjs); they
 // are optional so that cold start measures a bare hello server.
 import http from 'node:http';
 import { once } from 'node:events';
@@ -36,6 +37,12 @@ async function handle(req, res) {
     const text = await r.text();
     res.writeHead(200, { 'content-type': 'text/plain' });
     res.end(text);
+  } else if (url.startsWith('/fetchbig')) {
+    // A large upstream body read whole (undici's fetch, as Node 20's global fetch is).
+    const r = await fetch(new URL('big', upstream));
+    const bytes = await r.arrayBuffer();
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end(`${bytes.byteLength}\n`);
   } else if (url.startsWith('/stream')) {
     // Chunk by chunk, honouring backpressure, as a streaming producer would.
     res.writeHead(200, { 'content-type': 'application/octet-stream' });

@@ -130,6 +130,9 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
     tcp_.emplace(impl_.io);
     newParser();
     buffer_.resize(client_.options_.chunkBytes);
+    // Beast reads as much as the buffer has room for, and at least 512 bytes: without room
+    // made here every read of the body was a system call of 512 bytes (8,192 for 4 MiB).
+    readBuffer_.reserve(client_.options_.chunkBytes);
   }
 
   void newParser() {
@@ -201,10 +204,12 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
                             });
   }
 
+  // One more piece of the body is wanted (up to kFetchPiecesAhead owed: a worker that asks for
+  // more gets no more read ahead).
   void pull() {
     if (finished_) return;
-    if (bodyDone_) return end();
-    readSome();
+    owed_ = std::min(owed_ + 1, kFetchPiecesAhead);
+    readOn();
   }
 
   void abort() { fail("aborted", "the fetch was aborted"); }
@@ -340,10 +345,21 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
       head.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
     }
     bodyDone_ = parser_->is_done();
-    client_.emit(std::move(head));
+    headRead_ = true;
+    deliver(std::move(head));
+    readOn();  // pulls that came before the head (a worker's, never the runtime's)
+  }
+
+  // Reads the next piece if one is owed, none is being read, and every event so far is in the
+  // executor's queue (one that waits for room is not overtaken; meanwhile the socket backs up).
+  void readOn() {
+    if (finished_ || !headRead_ || reading_ || owed_ == 0 || !backlog_.empty()) return;
+    if (bodyDone_) return end();
+    readSome();
   }
 
   void readSome() {
+    reading_ = true;
     parser_->get().body().data = buffer_.data();
     parser_->get().body().size = buffer_.size();
     withStream([&](auto& stream) {
@@ -355,6 +371,7 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
   }
 
   void onBody(beast::error_code ec) {
+    reading_ = false;
     if (finished_) return;
     if (ec == http::error::need_buffer) ec = {};
     if (ec == http::error::body_limit) {
@@ -372,7 +389,9 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
     chunk.op = id_;
     chunk.kind = FetchEvent::Kind::kChunk;
     chunk.data.assign(buffer_.data(), got);
-    client_.emit(std::move(chunk));
+    --owed_;
+    deliver(std::move(chunk));
+    readOn();
   }
 
   void end() {
@@ -381,7 +400,7 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
     FetchEvent e;
     e.op = id_;
     e.kind = FetchEvent::Kind::kEnd;
-    client_.emit(std::move(e));
+    deliver(std::move(e));
     // The whole body was read and the server keeps the connection: pool it.
     if (!url_.https && !originKey_.empty() && parser_->is_done() && parser_->get().keep_alive() &&
         readBuffer_.size() == 0 && impl_.idleCount < Impl::kMaxIdle) {
@@ -410,7 +429,7 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
     e.kind = FetchEvent::Kind::kError;
     e.errorKind = kind;
     e.data = message;
-    client_.emit(std::move(e));
+    deliver(std::move(e));
     close();
   }
 
@@ -446,6 +465,33 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
   std::vector<char> buffer_;
   bool bodyDone_ = false;
   bool finished_ = false;
+  bool headRead_ = false;  // the final head (not an interim 1xx): the body may be read
+  bool reading_ = false;   // a read of the body is pending (one at a time)
+  std::size_t owed_ = 0;  // pieces pulled and not yet read
+  // Events that found the executor's queue full, in order: retried, never overtaken.
+  std::deque<FetchEvent> backlog_;
+  bool retrying_ = false;
+
+  // Hands `event` to the executor in order: behind any that wait for room in its queue.
+  void deliver(FetchEvent event) {
+    if (backlog_.empty() && client_.tryEmit(event)) return;
+    backlog_.push_back(std::move(event));
+    retryLater();
+  }
+  // The queue was full: the executor is behind. Wait for it rather than drop or grow.
+  void retryLater() {
+    if (retrying_) return;
+    retrying_ = true;
+    auto timer = std::make_shared<asio::steady_timer>(impl_.io, std::chrono::milliseconds(1));
+    timer->async_wait([self = shared_from_this(), timer](beast::error_code) {
+      self->retrying_ = false;
+      while (!self->backlog_.empty() && self->client_.tryEmit(self->backlog_.front())) {
+        self->backlog_.pop_front();
+      }
+      if (!self->backlog_.empty()) return self->retryLater();
+      self->readOn();
+    });
+  }
 };
 
 FetchClient::FetchClient(Doorbell& wake, FetchClientOptions options)
@@ -503,18 +549,10 @@ void FetchClient::ended(std::uint64_t op) {
   });
 }
 
-void FetchClient::emit(FetchEvent event) {
-  // Full queue: the executor is behind. Wait for it rather than drop or grow: the reactor retries
-  // shortly, and meanwhile reads nothing more for this operation (the socket backs up).
-  if (!events_.tryPush(event)) {
-    auto timer = std::make_shared<asio::steady_timer>(impl_->io, std::chrono::milliseconds(1));
-    timer->async_wait([this, timer, event = std::move(event)](beast::error_code) mutable {
-      emit(std::move(event));
-    });
-    wake_.ring();
-    return;
-  }
-  wake_.ring();
+bool FetchClient::tryEmit(FetchEvent& event) {
+  bool pushed = events_.tryPush(event);
+  wake_.ring();  // either way: the executor has something to take
+  return pushed;
 }
 
 }  // namespace isolane

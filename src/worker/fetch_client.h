@@ -19,6 +19,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "ipc/body_pipe.h"
 #include "ipc/fetch_exchange.h"
 #include "ipc/http_exchange.h"
 #include "util/bounded_queue.h"
@@ -46,6 +47,12 @@ struct FetchInit {
   FetchPolicy policy;
 };
 
+// Pieces of a response body an operation reads ahead of its reader, at most: one pull asks for
+// one more piece, and a reader keeps up to this many asked for (the runtime's fetch body stream),
+// the same window as a streamed answer's (kStreamWindowBytes of kStreamPieceBytes pieces), so
+// that the next piece is on its way while the reader takes this one. Pulls past it are not owed.
+inline constexpr std::size_t kFetchPiecesAhead = kStreamWindowBytes / kStreamPieceBytes;
+
 struct FetchClientOptions {
   std::size_t maxResponseBytes = 64u << 20;  // one response body; past it: too-large
   std::size_t eventCapacity = 4096;          // events not yet taken by the executor
@@ -69,7 +76,8 @@ class FetchClient final : public EgressChannel {
 
  private:
   friend class Op;
-  void emit(FetchEvent event);  // reactor thread
+  // Queues `event` for the executor (moved from only when it fits); false when the queue is full.
+  bool tryEmit(FetchEvent& event);  // reactor thread
   void ended(std::uint64_t op);  // reactor thread
 
   struct Impl;

@@ -27,6 +27,7 @@
   'use strict';
 
   const encoder = new TextEncoder();
+  const PIECES_AHEAD = 4;
   let ops = new Map();
   let nextId = 0;
 
@@ -104,7 +105,7 @@
       if (typeof callbacks?.[name] !== 'function') violation(`fetchStart: callbacks.${name} is not a function`);
     }
     const id = ++nextId;
-    const op = { id, init, callbacks, ended: false, headSent: false, pulling: false, script: null, next: 0 };
+    const op = { id, init, callbacks, ended: false, headSent: false, pulling: 0, script: null, next: 0 };
     ops.set(id, op);
     net.requests.push(init);
     net.events.push(['start', id, init.method, init.url]);
@@ -147,15 +148,18 @@
     if (op === undefined) return violation(`fetchPull(${id}): unknown op`);
     if (op.ended) return violation(`fetchPull(${id}) after the op ended`);
     if (!op.headSent) return violation(`fetchPull(${id}) before onHead`);
-    if (op.pulling) return violation(`fetchPull(${id}) while a pull is outstanding`);
-    op.pulling = true;
+    // The host reads at most PIECES_AHEAD pieces ahead of what it delivered (kFetchPiecesAhead).
+    if (op.pulling >= PIECES_AHEAD) {
+      return violation(`fetchPull(${id}) while ${op.pulling} pulls are outstanding`);
+    }
+    op.pulling++;
     net.events.push(['pull', id]);
     const s = op.script;
     schedule(() => {
       if (op.ended) return; // aborted meanwhile: fetchAbort answers
       const i = op.next;
       if (s.hang === i) return;
-      op.pulling = false;
+      op.pulling--;
       const chunks = s.body ?? [];
       if (s.error && s.error.at === i) {
         op.ended = true;

@@ -20,6 +20,14 @@ import { URL } from './url.js';
 import { exposeFunction, requireArgs } from './util.js';
 
 const MAX_REDIRECTS = 20;
+// Once the app reads a response body, it is asked for a few pieces ahead of the reader, so that
+// the next piece is on its way while the app takes this one (one round trip to the host per piece
+// otherwise): up to the host's read-ahead (kFetchPiecesAhead in worker/fetch_client.h), and fewer
+// as the body stream's queue fills, so that what is asked for and what waits unread stay within
+// one window. Nothing is asked for before the first read.
+const PIECES_AHEAD = 4;
+const PIECE_BYTES = 65536;
+const WINDOW_BYTES = PIECES_AHEAD * PIECE_BYTES;
 
 // Headers that describe one connection or the message framing (RFC 9110 §7.6.1, §8.6, RFC 9112
 // §6.1), which the host derives from the URL and the body bytes it is given. They are not sent as
@@ -162,7 +170,8 @@ class FetchOperation {
     this.settled = false;   // the fetch() promise is settled
     this.done = false;      // nothing more will happen: body ended, errored or cancelled
     this.controller = null; // the body stream's controller, once there is a response
-    this.pullDone = null;   // resolves the pending pull() promise
+    this.asked = 0;         // pieces of the body asked for that have not arrived
+    this.reading = false;   // the app has read the body (its stream pulled)
     this.onAbort = null;
   }
 
@@ -225,13 +234,30 @@ class FetchOperation {
     // After the response: its body stream errors with the reason.
     this.finish();
     this.controller.error(reason);
-    this.releasePull();
   }
 
-  releasePull() {
-    const done = this.pullDone;
-    this.pullDone = null;
-    if (done !== null) done();
+  // Asks for more of the body while fewer than PIECES_AHEAD pieces are on their way and those,
+  // with what the stream holds unread, are under a window.
+  askAhead(exchange) {
+    if (this.done || this.controller === null || !this.reading) return;
+    let queued = 0;
+    try {
+      // The stream's high-water mark is 0: its desired size is minus what it holds unread.
+      queued = -(this.controller.desiredSize ?? 0);
+    } catch {
+      // The app replaced the controller's getter: ask as if nothing were queued (the host bounds
+      // what it reads ahead either way).
+    }
+    if (!(queued > 0)) queued = 0;
+    while (this.asked < PIECES_AHEAD && queued + this.asked * PIECE_BYTES < WINDOW_BYTES) {
+      this.asked += 1;
+      try {
+        host.fetchPull(exchange.id);
+      } catch (error) {
+        this.onError(exchange, error && error.message, 'network');
+        return;
+      }
+    }
   }
 
   onHead(exchange, status, statusText, headers) {
@@ -257,22 +283,15 @@ class FetchOperation {
     const stream = new ReadableStream({
       type: 'bytes',
       start(controller) { op.controller = controller; },
+      // Called when a read waits and nothing is queued (high-water mark 0).
       pull() {
-        if (op.done) return undefined;
-        return new Promise((resolve) => {
-          op.pullDone = resolve;
-          try {
-            host.fetchPull(exchange.id);
-          } catch (error) {
-            op.onError(exchange, error && error.message, 'network');
-          }
-        });
+        op.reading = true;
+        op.askAhead(exchange);
       },
       cancel() {
         if (op.done) return;
         op.abandon(exchange, true);
         op.finish();
-        op.releasePull();
       },
     });
     this.resolve(createFetchedResponse(status, `${statusText}`, headers,
@@ -338,8 +357,9 @@ class FetchOperation {
       return;
     }
     if (this.done || this.controller === null) return;
+    if (this.asked > 0) this.asked -= 1;
     if (bytes.byteLength > 0) this.controller.enqueue(bytes);
-    this.releasePull(); // after an empty chunk, the stream pulls again
+    this.askAhead(exchange); // also after an empty chunk, which the stream would not pull after
   }
 
   onEnd(exchange) {
@@ -353,7 +373,6 @@ class FetchOperation {
     this.controller.close();
     // A BYOB read waiting for bytes is answered with "done".
     this.controller.byobRequest?.respond(0);
-    this.releasePull();
   }
 
   onError(exchange, message, kind) {
@@ -367,7 +386,6 @@ class FetchOperation {
     if (this.done) return;
     this.finish();
     this.controller.error(error);
-    this.releasePull();
   }
 }
 
