@@ -3,7 +3,8 @@
 // that runs untrusted JavaScript holds no network (see the worker sandbox): it sends FetchCall
 // frames, and the master checks each against the configuration it holds (the app's fetch_allow
 // and the address policy, enforced here at connection time), runs it on its FetchClient, and
-// sends the events back as FetchEvent frames, one body piece per pull.
+// sends the events back as FetchEvent frames, one body piece per pull (read ahead, up
+// to kFetchPiecesAhead owed: worker/fetch_client.h).
 //
 // Nothing a worker sends is trusted: an unknown app is refused, a pull or abort names only the
 // worker's own operations, a worker holds at most kMaxOpsPerWorker operations and

@@ -2,7 +2,8 @@
 // WireEgress: a worker's outbound fetches, performed by the master. A worker runs untrusted
 // JavaScript; the address policy and fetch_allow must hold even if that code escapes V8, so the
 // worker opens no connection itself: each executor thread's channel sends FetchCall frames and
-// receives FetchEvent frames (the head, one body piece per pull, the end or an error), which the
+// receives FetchEvent frames (the head, one body piece per pull, up to four
+// owed at once, the end or an error), which the
 // worker's reader hands to the thread that started the operation.
 //
 // Thread rule: WireEgressHub is safe from any thread; a channel belongs to one executor thread.
