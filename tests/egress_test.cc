@@ -56,10 +56,29 @@ class FakeWorker {
     return FetchEvent{0, FetchEvent::Kind::kError, 0, {}, {}, "no event", "none"};
   }
   std::size_t received() { return events_.lock()->size(); }
+  // Pulls operation `op` (as worker 1) one piece at a time to its end; the body it got.
+  std::string pullToEnd(Egress& egress, const std::shared_ptr<const Egress::Reply>& reply,
+                        std::uint64_t op);
 
  private:
   Guarded<std::vector<FetchEvent>> events_;
 };
+
+FetchCall control(std::uint64_t op, FetchCall::Action action);
+
+std::string FakeWorker::pullToEnd(Egress& egress, const std::shared_ptr<const Egress::Reply>& reply,
+                                  std::uint64_t op) {
+  std::string body;
+  for (;;) {
+    egress.call(1, reply, control(op, FetchCall::Action::kPull));
+    FetchEvent e = next();
+    if (e.kind != FetchEvent::Kind::kChunk) {
+      EXPECT_EQ(e.kind, FetchEvent::Kind::kEnd) << e.data;
+      return body;
+    }
+    body += e.data;
+  }
+}
 
 FetchCall start(std::uint64_t op, const std::string& app, const std::string& url) {
   FetchCall call;
@@ -101,17 +120,7 @@ TEST_F(EgressTest, AnAllowedFetchRunsInTheMasterPieceByPiece) {
   // One piece per pull: nothing more comes until the worker asks.
   std::this_thread::sleep_for(50ms);
   EXPECT_EQ(worker.received(), 0u);
-  std::string body;
-  for (;;) {
-    egress_.call(1, reply, control(7, FetchCall::Action::kPull));
-    FetchEvent e = worker.next();
-    if (e.kind != FetchEvent::Kind::kChunk) {
-      EXPECT_EQ(e.kind, FetchEvent::Kind::kEnd) << e.data;
-      break;
-    }
-    body += e.data;
-  }
-  EXPECT_EQ(body, "upstream /hello");
+  EXPECT_EQ(worker.pullToEnd(egress_, reply, 7), "upstream /hello");
   EXPECT_EQ(upstream_.requests(), 1);
 }
 
@@ -139,15 +148,7 @@ TEST_F(EgressTest, PiecesAreReadAheadUpToTheWindowAndNoFurther) {
   }
   std::this_thread::sleep_for(50ms);
   EXPECT_EQ(worker.received(), 0u) << "pulls past the window are not owed";
-  for (;;) {
-    egress.call(1, reply, control(7, FetchCall::Action::kPull));
-    FetchEvent e = worker.next();
-    if (e.kind != FetchEvent::Kind::kChunk) {
-      EXPECT_EQ(e.kind, FetchEvent::Kind::kEnd) << e.data;
-      break;
-    }
-    body += e.data;
-  }
+  body += worker.pullToEnd(egress, reply, 7);
   EXPECT_EQ(body, "upstream /read-ahead") << "every piece, in order";
 }
 
