@@ -9,6 +9,7 @@
 #include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 namespace isolane {
@@ -108,6 +109,12 @@ TEST(ConnectionClock, ADueCallbackMaySetTheNextDeadline) {
   chained.set(Deadline::kRead, Clock::now() + 2ms);
   f.run();
   EXPECT_EQ(rounds, 3);
+}
+
+TEST(ConnectionClock, ADeadlineSetBeforeItsOwnerIsAnError) {
+  boost::asio::io_context io;
+  ConnectionClock clock(boost::asio::make_strand(io), [](Deadline) {});
+  EXPECT_THROW(clock.set(Deadline::kRead, Clock::now() + 1s), std::logic_error);
 }
 
 TEST(ConnectionClock, NothingFiresOnceItsOwnerIsGone) {

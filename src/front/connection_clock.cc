@@ -1,6 +1,7 @@
 #include "front/connection_clock.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace isolane {
 
@@ -23,6 +24,9 @@ void ConnectionClock::arm() {
   if (stopped_ || next == kNever) return;
   // Waiting for no later than needed: when it fires, it waits again from there.
   if (armed_ && armedAt_ <= next) return;
+  // Without an owner no completion could ever run onTimer, and armed_ would stay set for good:
+  // a deadline set before setOwner() is a bug of ours, thrown (the session's guard logs it).
+  if (!hasOwner_) throw std::logic_error("ConnectionClock: a deadline set before setOwner()");
   armed_ = true;
   armedAt_ = next;
   ++waits_;

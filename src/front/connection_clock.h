@@ -36,7 +36,10 @@ class ConnectionClock {
   // What `due` belongs to (the clock lives inside it): a completion that finds it gone does
   // nothing. Given once, before the first set(): the owner's weak_from_this() is not there yet
   // while it is being built.
-  void setOwner(std::weak_ptr<void> owner) { owner_ = std::move(owner); }
+  void setOwner(std::weak_ptr<void> owner) {
+    owner_ = std::move(owner);
+    hasOwner_ = true;
+  }
 
   void set(Deadline which, Clock::time_point at);
   void clear(Deadline which) { due_[index(which)] = kNever; }
@@ -55,6 +58,7 @@ class ConnectionClock {
 
   SessionTimer timer_;
   std::weak_ptr<void> owner_;
+  bool hasOwner_ = false;  // setOwner() ran (checked when a wait begins)
   Due dueCallback_;
   std::array<Clock::time_point, 2> due_{kNever, kNever};
   bool armed_ = false;             // a wait is pending, for armedAt_

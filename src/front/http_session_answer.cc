@@ -47,13 +47,15 @@ void HttpSession::respond(AppResponse r) {
     }
     return;
   }
-  if (r.failure == FailureKind::kClientGone || (clientLeft_ && r.failure != FailureKind::kNone)) {
-    // Dropped unrun because its client left, or failed after it left (its signal was aborted,
-    // and with it what it awaited): nobody to write to, and the failure is the client's leaving,
-    // not the app's. Counted as 499, closed.
-    record(failureStatus(FailureKind::kClientGone));
+  if (r.failure == FailureKind::kClientGone) {
+    // Dropped unrun because its client left: nobody to write to. Counted (status 499), closed.
+    record(failureStatus(r.failure));
     return closeNow();
   }
+  // The app failed after its client left: its signal was aborted, and with it what it awaited.
+  // That failure is the client's leaving, not the app's: counted as 499. It is still written,
+  // for a client that only closed its sending side (a write to one that is gone just fails).
+  bool failedByLeaving = clientLeft_ && r.failure == FailureKind::kHandlerError;
   if (r.failure == FailureKind::kNone) {
     // The master does not trust a worker: what goes on the wire is checked here too, for every
     // backend, before Beast (which would throw on a status past 999) ever sees it.
@@ -92,7 +94,7 @@ void HttpSession::respond(AppResponse r) {
                             "the stream does not fit in what the server may hold for clients");
     }
   }
-  record(r.status);
+  record(failedByLeaving ? failureStatus(FailureKind::kClientGone) : r.status);
   if (r.stream && r.failure == FailureKind::kNone) return startStream(std::move(r));
   if (r.stream) {  // refused above: its body goes nowhere, and its app stops producing it
     r.stream->abandon();

@@ -130,9 +130,6 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
     tcp_.emplace(impl_.io);
     newParser();
     buffer_.resize(client_.options_.chunkBytes);
-    // Beast reads as much as the buffer has room for, and at least 512 bytes: without room
-    // made here every read of the body was a system call of 512 bytes (8,192 for 4 MiB).
-    readBuffer_.reserve(client_.options_.chunkBytes);
   }
 
   void newParser() {
@@ -346,6 +343,10 @@ class FetchClient::Op : public std::enable_shared_from_this<Op> {
     }
     bodyDone_ = parser_->is_done();
     headRead_ = true;
+    // Beast reads as much as the buffer has room for, and at least 512 bytes: without room made
+    // here every read of the body was a system call of 512 bytes (8,192 for 4 MiB). Made only
+    // now: an operation still waiting for its head holds no more than it did.
+    if (!bodyDone_) readBuffer_.reserve(client_.options_.chunkBytes);
     deliver(std::move(head));
     readOn();  // pulls that came before the head (a worker's, never the runtime's)
   }

@@ -181,6 +181,21 @@ TEST_F(DriverTest, AClientThatGoesAwayAbortsItsHandlersFetch) {
   EXPECT_EQ(get(port_, "/f/x?url=" + fast.base() + "/ok").body(), "upstream /ok");
 }
 
+TEST_F(DriverTest, AClientThatOnlyStopsSendingStillGetsItsAnswer) {
+  // A half-close looks like a client leaving (the fetch is aborted, and the handler fails), but
+  // the client still reads: it gets the failure, which is counted as its leaving (499).
+  Upstream upstream(10s);
+  start({fetcher(upstream)});
+  HttpConnection c(port_);
+  c.send("GET /f/abortable HTTP/1.1\r\nHost: x\r\n\r\n");
+  for (int i = 0; i < 2000 && upstream.requests() == 0; ++i) std::this_thread::sleep_for(1ms);
+  ::shutdown(c.native(), SHUT_WR);
+  Response r = c.read();
+  EXPECT_EQ(r.result_int(), 500) << r.body();
+  std::string page = get(server_->adminPort(), "/metrics").body();
+  EXPECT_EQ(test::sample(page, R"(isolane_requests_total{app="fetcher",status="499"})"), 1) << page;
+}
+
 TEST_F(DriverTest, PolicyRefusesPrivateAddressesWithATypeError) {
   Upstream upstream(1ms);
   start({fetcher(upstream, /*allowLoopback=*/false)});
