@@ -64,22 +64,6 @@ class FakeWorker {
   Guarded<std::vector<FetchEvent>> events_;
 };
 
-FetchCall control(std::uint64_t op, FetchCall::Action action);
-
-std::string FakeWorker::pullToEnd(Egress& egress, const std::shared_ptr<const Egress::Reply>& reply,
-                                  std::uint64_t op) {
-  std::string body;
-  for (;;) {
-    egress.call(1, reply, control(op, FetchCall::Action::kPull));
-    FetchEvent e = next();
-    if (e.kind != FetchEvent::Kind::kChunk) {
-      EXPECT_EQ(e.kind, FetchEvent::Kind::kEnd) << e.data;
-      return body;
-    }
-    body += e.data;
-  }
-}
-
 FetchCall start(std::uint64_t op, const std::string& app, const std::string& url) {
   FetchCall call;
   call.op = op;
@@ -94,6 +78,20 @@ FetchCall control(std::uint64_t op, FetchCall::Action action) {
   call.op = op;
   call.action = action;
   return call;
+}
+
+std::string FakeWorker::pullToEnd(Egress& egress, const std::shared_ptr<const Egress::Reply>& reply,
+                                  std::uint64_t op) {
+  std::string body;
+  for (;;) {
+    egress.call(1, reply, control(op, FetchCall::Action::kPull));
+    FetchEvent e = next();
+    if (e.kind != FetchEvent::Kind::kChunk) {
+      EXPECT_EQ(e.kind, FetchEvent::Kind::kEnd) << e.data;
+      return body;
+    }
+    body += e.data;
+  }
 }
 
 class EgressTest : public ::testing::Test {

@@ -47,7 +47,7 @@ class ConnectionClock {
   // No deadline fires again; the pending wait is cancelled (it holds no strong reference).
   void stop();
 
-  // Waits begun so far (for tests and the metrics of a curious reader).
+  // Waits begun so far (tests count the re-arms).
   std::uint64_t waits() const { return waits_; }
 
  private:

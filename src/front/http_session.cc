@@ -1,4 +1,4 @@
-#include "front/http_session.h"
+#include "front/http_session_impl.h"
 
 #include <algorithm>
 #include <cstring>
@@ -8,11 +8,6 @@
 #include "obs/log.h"
 
 namespace isolane {
-
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-using tcp = asio::ip::tcp;
 
 namespace {
 
@@ -298,9 +293,9 @@ void HttpSession::onHead() {
     // curl and others wait for this before sending a large body.
     auto self = shared_from_this();
     static const std::string kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-    clock_.set(ConnectionClock::Deadline::kWrite, Clock::now() + context_.options.sendTimeout);
+    armWriteTimer(Clock::now() + context_.options.sendTimeout);
     asio::async_write(socket_, asio::buffer(kContinue), [self](beast::error_code ec, std::size_t) {
-      self->clock_.clear(ConnectionClock::Deadline::kWrite);
+      self->disarmWriteTimer();
       self->guarded("continue", [&] {
         if (ec) return self->closeNow();
         // Handed over only now: the app's answer must not be written while "100 Continue" is.

@@ -82,6 +82,11 @@ class HttpSession final : public IdleConnection, public std::enable_shared_from_
   void parseBuffered();
   void readMore();
   void armReadTimer(Clock::time_point deadline);
+  // The write about to start must end by `deadline`; its completion disarms it.
+  void armWriteTimer(Clock::time_point deadline) {
+    clock_.set(ConnectionClock::Deadline::kWrite, deadline);
+  }
+  void disarmWriteTimer() { clock_.clear(ConnectionClock::Deadline::kWrite); }
   // A deadline of clock_ has passed, with its read or write still pending.
   void onDeadline(ConnectionClock::Deadline which);
   void onRead(boost::beast::error_code ec, std::size_t n);
@@ -140,6 +145,18 @@ class HttpSession final : public IdleConnection, public std::enable_shared_from_
   template <typename Message>
   void addOwnHeaders(Message& message) {
     if (message.find("x-request-id") == message.end()) message.set("x-request-id", requestId());
+  }
+  // The head of an app's answer (whole or streamed): its status, its headers but the hop-by-hop
+  // ones (the connection's own), and isolane's.
+  template <typename Message>
+  void setAnswerHead(Message& message, const AppResponse& r) {
+    message.version(version_);
+    message.result(static_cast<unsigned>(r.status));
+    if (!r.statusText.empty()) message.reason(r.statusText);
+    for (const auto& [name, value] : r.headers) {
+      if (!isHopByHopHeader(name)) message.insert(name, value);
+    }
+    addOwnHeaders(message);
   }
   // The client's address for the app, in X-Forwarded-For and X-Real-IP: a trusted proxy's are
   // passed as it sent them (it saw the client); from any other peer, the peer's address replaces

@@ -4,16 +4,11 @@
 
 #include <algorithm>
 
-#include "front/http_session.h"
+#include "front/http_session_impl.h"
 #include "ipc/response_check.h"
 #include "obs/log.h"
 
 namespace isolane {
-
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-using tcp = asio::ip::tcp;
 
 namespace {
 
@@ -110,13 +105,7 @@ void HttpSession::respond(AppResponse r) {
     return write(std::move(res));
   }
   auto res = std::make_shared<StringResponse>();
-  res->version(version_);
-  res->result(static_cast<unsigned>(r.status));
-  if (!r.statusText.empty()) res->reason(r.statusText);
-  for (auto& [name, value] : r.headers) {
-    if (!isHopByHopHeader(name)) res->insert(name, value);
-  }
-  addOwnHeaders(*res);
+  setAnswerHead(*res, r);
   bool noBody = r.status == 204 || r.status == 304;
   if (noBody) {
     // nothing: no Content-Length either
@@ -180,14 +169,13 @@ void HttpSession::writeSome(std::shared_ptr<StringResponse> res,
                             bool keep) {
   // A client that reads nothing for send_timeout loses the connection; one that reads slowly
   // but steadily does not, up to the answer's deadline.
-  clock_.set(ConnectionClock::Deadline::kWrite,
-             std::min(Clock::now() + context_.options.sendTimeout, sendDeadline_));
+  armWriteTimer(std::min(Clock::now() + context_.options.sendTimeout, sendDeadline_));
   auto& sr = *serializer;
   http::async_write_some(
       socket_, sr,
       [self = shared_from_this(), res = std::move(res), serializer = std::move(serializer), keep](
           beast::error_code ec, std::size_t) mutable {
-        self->clock_.clear(ConnectionClock::Deadline::kWrite);
+        self->disarmWriteTimer();
         self->guarded("write", [&] {
           if (ec) {
             self->busy_ = false;

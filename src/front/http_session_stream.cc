@@ -1,15 +1,10 @@
 // HttpSession: writing a streamed response body (see http_session.h).
 #include <charconv>
 
-#include "front/http_session.h"
+#include "front/http_session_impl.h"
 #include "obs/log.h"
 
 namespace isolane {
-
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-using tcp = asio::ip::tcp;
 
 namespace {
 
@@ -71,13 +66,7 @@ void HttpSession::startStream(AppResponse r) {
   streamSent_ = 0;
   streamLength_ = declaredLength(r.headers);
   auto head = std::make_shared<http::response<http::empty_body>>();
-  head->version(version_);
-  head->result(static_cast<unsigned>(r.status));
-  if (!r.statusText.empty()) head->reason(r.statusText);
-  for (auto& [name, value] : r.headers) {
-    if (!isHopByHopHeader(name)) head->insert(name, value);
-  }
-  addOwnHeaders(*head);
+  setAnswerHead(*head, r);
   streamKeep_ = keepAlive_ && !context_.stopping && !bodyOut_;
   streamIsEvents_ = isEventStream(r.headers);
   finishAfterWrite_ = false;
@@ -96,12 +85,12 @@ void HttpSession::startStream(AppResponse r) {
   if (auto* m = context_.options.metrics) m->streamsOpen.add(1);
   bool headOnly = isHead_;
   auto serializer = std::make_shared<http::response_serializer<http::empty_body>>(*head);
-  clock_.set(ConnectionClock::Deadline::kWrite, Clock::now() + context_.options.sendTimeout);
+  armWriteTimer(Clock::now() + context_.options.sendTimeout);
   streamWriting_ = true;  // one write at a time: a stop's clean end waits for the head
   http::async_write_header(
       socket_, *serializer,
       [self = shared_from_this(), head, serializer, headOnly](beast::error_code ec, std::size_t) {
-        self->clock_.clear(ConnectionClock::Deadline::kWrite);
+        self->disarmWriteTimer();
         self->guarded("stream head", [&] {
           self->streamWriting_ = false;
           if (ec) return self->cutStream("client", "the head could not be written");
@@ -181,11 +170,11 @@ void HttpSession::writeStreamPieces(std::vector<std::string> pieces, std::size_t
   account();
   // A client that takes none of this for send_timeout loses the connection (and the app's
   // stream is cancelled); one that reads slowly holds one window of the server's memory.
-  clock_.set(ConnectionClock::Deadline::kWrite, Clock::now() + context_.options.sendTimeout);
+  armWriteTimer(Clock::now() + context_.options.sendTimeout);
   asio::async_write(
       socket_, buffers,
       [self = shared_from_this(), owned, bytes, last](beast::error_code ec, std::size_t) {
-        self->clock_.clear(ConnectionClock::Deadline::kWrite);
+        self->disarmWriteTimer();
         self->guarded("stream write", [&] {
           self->streamWriting_ = false;
           self->answerBytes_ = 0;

@@ -4,12 +4,10 @@
 // the bytes it read to the pipe, in pieces of at most 64 KiB. The backend acknowledges bytes as
 // the app reads them; while it holds about a window unread, the connection is not read (the
 // client's sends wait in TCP), and the body's clocks stop: a slow app is not a slow client.
-#include "front/http_session.h"
+#include "front/http_session_impl.h"
 #include "obs/log.h"
 
 namespace isolane {
-
-namespace asio = boost::asio;
 
 void HttpSession::startBodyStream() {
   bodyPaused_ = false;

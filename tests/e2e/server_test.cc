@@ -51,6 +51,12 @@ class ServerTest : public ::testing::Test {
     port_ = server_->port();
     test::waitForEveryWorker(*server_);  // start() returns once one is ready
   }
+  // A config serving the hello fixture at "/", for tests about the server rather than the apps.
+  static ServerConfig helloAtRoot() {
+    ServerConfig config;
+    config.apps = {app("hello", "hello.js", "/")};
+    return config;
+  }
   void startDefault() {
     ServerConfig config;
     config.maxBodyBytes = 4096;
@@ -394,9 +400,8 @@ TEST_F(ServerTest, HostileHandlersFailAloneAndOtherAppsKeepServing) {
 }
 
 TEST_F(ServerTest, SlowClientIsDisconnected) {
-  ServerConfig config;
+  ServerConfig config = helloAtRoot();
   config.headerTimeout = std::chrono::milliseconds(200);
-  config.apps = {app("hello", "hello.js", "/")};
   start(std::move(config));
   HttpConnection c(port_);
   c.send("GET / HTTP/1.1\r\nHost: x\r\n");  // never finishes its head
@@ -406,9 +411,8 @@ TEST_F(ServerTest, SlowClientIsDisconnected) {
 TEST_F(ServerTest, AKeepAliveConnectionIsClosedAfterIdleTimeoutAndNotWhileItIsUsed) {
   // The read deadline moves with each request (ConnectionClock keeps it lazily): a connection in
   // use outlives idle_timeout many times over, and one that goes quiet is closed after it.
-  ServerConfig config;
+  ServerConfig config = helloAtRoot();
   config.idleTimeout = std::chrono::milliseconds(300);
-  config.apps = {app("hello", "hello.js", "/")};
   start(std::move(config));
   HttpConnection c(port_);
   auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1200);
@@ -570,8 +574,7 @@ TEST_F(ServerTest, AWorkerOutlivesASigtermSentToItsProcessGroup) {
 }
 
 TEST_F(ServerTest, WorkersRunInTheSandbox) {
-  ServerConfig config;
-  config.apps = {app("hello", "hello.js", "/")};
+  ServerConfig config = helloAtRoot();
   config.pool.size = 1;
   start(std::move(config));
   auto& pool = dynamic_cast<SubprocessBackend&>(server_->backend());
@@ -607,8 +610,7 @@ TEST_F(ServerTest, TheMasterRefusesAHeadAWorkerForged) {
     std::string wrapper = testing::TempDir() + "/fake-worker-" + mode;
     std::ofstream(wrapper) << "#!/bin/sh\nexec " << FAKE_WORKER << " " << mode << " \"$@\"\n";
     std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
-    ServerConfig config;
-    config.apps = {app("hello", "hello.js", "/")};
+    ServerConfig config = helloAtRoot();
     config.listenPort = 0;
     config.adminPort = 0;
     config.workerBinary = wrapper;
@@ -661,9 +663,8 @@ TEST_F(ServerTest, AnExceptionOnAReactorThreadAnswersThatRequestAndTheServerGoes
 TEST_F(ServerTest, TheMasterHasNoInProcessBackendAndSaysWhereItIs) {
   // The master links no V8: the in-process backend lives in the engine, which `isolane serve`
   // starts for it (cli_test and hostile_app_test serve through it).
-  ServerConfig config;
+  ServerConfig config = helloAtRoot();
   config.backend = "inprocess";
-  config.apps = {app("hello", "hello.js", "/")};
   config.listenPort = 0;
   config.adminPort = 0;
   Server server(std::move(config));
