@@ -20,6 +20,11 @@
 //               one more for a hash it was not
 //   load-twice  answers its LoadApp twice
 //   fetch-as-b  after each LoadApp, starts a fetch on behalf of the app named "b"
+//   shared-stream   streams "one", "two", "three" through its stream blocks (--blocks-fd)
+//   shared-resize   tries to shrink and grow its stream blocks, then answers (through a block)
+//                   with what became of each try: "shrink:<errno name> grow:<errno name>"
+//   shared-out-of-range  names a stream block past the last one
+//   shared-with-trailer  a shared piece with bytes behind it as well
 // Started by a server as `fake_worker worker ...`, it takes its mode from $FAKE_WORKER_MODE;
 // workers get none of the server's environment, so a server test starts it through a script
 // that runs `fake_worker MODE worker ...`.
@@ -27,12 +32,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "ipc/fetch_codec.h"
 #include "ipc/frame_codec.h"
+#include "ipc/stream_blocks.h"
 
 namespace {
 
@@ -45,6 +53,21 @@ void put(const std::string& bytes) {
   }
 }
 
+// `bytes` in a block of `blocks`, as a shared BodyChunk of request `id`.
+void putShared(isolane::StreamBlocks& blocks, std::uint64_t id, const std::string& bytes,
+               std::size_t max) {
+  auto block = blocks.claim();
+  if (!block) _exit(9);
+  std::memcpy(blocks.data(*block), bytes.data(), bytes.size());
+  put(isolane::encodeSharedBodyChunk(id, *block, static_cast<std::uint32_t>(bytes.size()), max)
+          .value());
+}
+
+const char* errnoName(int rc) {
+  if (rc == 0) return "ok";
+  return errno == EPERM ? "EPERM" : "other";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -53,8 +76,12 @@ int main(int argc, char** argv) {
   if (mode == "worker") mode = getenv("FAKE_WORKER_MODE") ? getenv("FAKE_WORKER_MODE") : "echo";
   const std::size_t max = kDefaultMaxFrameBytes;
   std::string slotArg = "?";
+  std::unique_ptr<StreamBlocks> blocks;
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--slot") == 0) slotArg = argv[i + 1];
+    if (std::strcmp(argv[i], "--blocks-fd") == 0 && mode.rfind("shared-", 0) == 0) {
+      blocks = std::move(StreamBlocks::map(dup(std::atoi(argv[i + 1]))).value());
+    }
     if (mode == "slow-slot1" && std::strcmp(argv[i], "--slot") == 0 &&
         std::strcmp(argv[i + 1], "1") == 0) {
       sleep(3);
@@ -121,6 +148,26 @@ int main(int argc, char** argv) {
             std::string end = encodeEnd(id, max).value();
             end[7] = 8;
             put(end + "smuggled");
+          } else if (mode == "shared-stream") {
+            flatbuffers::FlatBufferBuilder fbb;
+            auto m = wire::CreateResponseHead(fbb, id, 200, 0, 0, /*streamed=*/true, false);
+            put(finishFrame(fbb, wire::Message::ResponseHead, m.Union(), max).value());
+            for (const char* piece : {"one", "two", "three"}) putShared(*blocks, id, piece, max);
+            put(encodeEnd(id, max).value());
+          } else if (mode == "shared-resize") {
+            std::string tries = std::string("shrink:") + errnoName(ftruncate(5, 0)) +
+                                " grow:" + errnoName(ftruncate(5, off_t{1} << 30));
+            put(encodeResponseHead(id, AppResponse{}, max).value());
+            putShared(*blocks, id, tries, max);
+            put(encodeEnd(id, max).value());
+          } else if (mode == "shared-out-of-range") {
+            put(encodeResponseHead(id, AppResponse{}, max).value());
+            put(encodeSharedBodyChunk(id, kStreamBlockCount, 4, max).value());
+          } else if (mode == "shared-with-trailer") {
+            put(encodeResponseHead(id, AppResponse{}, max).value());
+            std::string chunk = encodeSharedBodyChunk(id, 0, 4, max).value();
+            chunk[7] = 8;
+            put(chunk + "smuggled");
           } else if (mode == "unknown-id") {
             put(encodeEnd(id + 1000, max).value());
           } else if (mode == "whole" || mode == "whole-then-end") {

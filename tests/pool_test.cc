@@ -16,6 +16,7 @@
 #include "e2e/ready_workers.h"
 #include "eventually.h"
 #include "manual_clock.h"
+#include "pool_helpers.h"
 #include "pool/crash_budget.h"
 #include "pool/code_cache_store.h"
 #include "pool/subprocess_backend.h"
@@ -30,32 +31,12 @@ using test::waitForReadyWorkers;
 
 const std::string kApps = ISOLANE_TEST_FIXTURES "/apps/";
 
-std::vector<std::string> realWorker() {
-  return {ISOLANE_BINARY, "worker", "--cpu-ms", "2000", "--timeout-ms", "20000"};
-}
-std::vector<std::string> fakeWorker(const std::string& mode) { return {FAKE_WORKER, mode}; }
-
+using test::call;
+using test::fakeWorker;
+using test::pidOf;
+using test::realWorker;
 PoolOptions options(std::vector<std::string> command, std::size_t size = 2) {
-  PoolOptions o;
-  o.size = size;
-  o.workerCommand = std::move(command);
-  return o;
-}
-
-std::future<AppResponse> call(Backend& backend, const std::string& app, const std::string& path,
-                              const std::string& method = "GET") {
-  auto promise = std::make_shared<std::promise<AppResponse>>();
-  auto future = promise->get_future();
-  backend.submit(AppRequest{app, "t", method, "http://test" + path, {}, ""},
-                 [promise](AppResponse r) { promise->set_value(std::move(r)); });
-  return future;
-}
-
-pid_t pidOf(const SubprocessBackend& pool, int slot) {
-  for (const WorkerInfo& w : pool.workers()) {
-    if (w.slot == slot && w.state == WorkerState::kReady) return w.pid;
-  }
-  return 0;
+  return test::poolOptions(std::move(command), size);
 }
 
 TEST(CrashBudget, CooldownAfterTheBudgetIsSpent) {

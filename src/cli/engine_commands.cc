@@ -144,6 +144,7 @@ int worker(const WorkerArgs& args) {
   WorkerProcessOptions options;
   options.fd = args.fd;
   options.statusFd = args.statusFd;
+  options.blocksFd = args.blocksFd;
   options.maxFrameBytes = args.maxFrameBytes;
   options.executor.queueCapacity = static_cast<std::size_t>(args.queueCapacity);
   options.executor.loop.cpuLimit = std::chrono::milliseconds(args.cpuMs);

@@ -28,7 +28,7 @@ ExecPool::Worker& ExecPool::spawnLocked(After& after) {
   auto proc = spawn(WorkerSpawn{
       std::move(argv), options_.maxFrameBytes,
       [this, id](const wire::Frame& f, std::string_view trailer) { onFrame(id, f, trailer); },
-      [this, id](const std::string& why) { onDeath(id, why); }, -1, &reactor_.io()});
+      [this, id](const std::string& why) { onDeath(id, why); }, -1, -1, &reactor_.io()});
   if (proc) w->proc = std::shared_ptr<WorkerChannel>(std::move(proc.value()));
   w->life.spawned(clock_.now());
   if (!proc) {

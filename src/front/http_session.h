@@ -123,7 +123,7 @@ class HttpSession final : public IdleConnection, public std::enable_shared_from_
   // connection closes), acknowledged to the backend as the socket takes it.
   void startStream(AppResponse r);
   void pumpStream();
-  void writeStreamPieces(std::vector<std::string> pieces, std::size_t bytes, bool last);
+  void writeStreamPieces(std::vector<BodyPiece> pieces, std::size_t bytes, bool last);
   void endStream();
   // endEventStream on the strand; false when this is not an event stream being written.
   bool finishEventStream();

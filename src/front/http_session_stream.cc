@@ -116,9 +116,9 @@ void HttpSession::startStream(AppResponse r) {
 
 void HttpSession::pumpStream() {
   if (closed_ || streamWriting_ || !streamPipe_) return;
-  std::vector<std::string> pieces;
+  std::vector<BodyPiece> pieces;
   std::size_t bytes = 0;
-  std::string piece;
+  BodyPiece piece;
   for (;;) {
     BodyPipe::Take t = streamPipe_->take(&piece);
     if (t == BodyPipe::Take::kPiece) {
@@ -133,7 +133,7 @@ void HttpSession::pumpStream() {
       if (!pieces.empty()) return writeStreamPieces(std::move(pieces), bytes, false);
       // The backend stopped under an event stream at the end of a drain: a clean end.
       if (context_.refusing && finishEventStream()) return;
-      return cutStream("failed", piece);
+      return cutStream("failed", std::string(piece.bytes()));
     }
     if (t == BodyPipe::Take::kEnd) {
       // A body shorter than its Content-Length: what came still goes out before the cut (the end
@@ -147,22 +147,31 @@ void HttpSession::pumpStream() {
   }
 }
 
-void HttpSession::writeStreamPieces(std::vector<std::string> pieces, std::size_t bytes, bool last) {
+void HttpSession::writeStreamPieces(std::vector<BodyPiece> pieces, std::size_t bytes, bool last) {
   if (streamLength_ && streamSent_ + bytes > *streamLength_) {
     return cutStream("failed", "the body is longer than its Content-Length");
   }
   if (last && streamLength_ && streamSent_ + bytes != *streamLength_) {
     return cutStream("failed", "the body is shorter than its Content-Length");
   }
-  auto owned = std::make_shared<std::vector<std::string>>(std::move(pieces));
+  // The pieces live until the write is done: a lent one goes back to its worker then.
+  struct Batch {
+    std::vector<BodyPiece> pieces;
+    std::string chunkSize;
+  };
+  auto owned = std::make_shared<Batch>(Batch{std::move(pieces), {}});
   std::vector<asio::const_buffer> buffers;
-  buffers.reserve(owned->size() + 2);
-  if (streamChunked_ && bytes > 0) owned->push_back(chunkSize(bytes));
-  if (streamChunked_ && bytes > 0) buffers.push_back(asio::buffer(owned->back()));
-  std::size_t count = owned->size() - (streamChunked_ && bytes > 0 ? 1 : 0);
-  for (std::size_t i = 0; i < count; ++i) buffers.push_back(asio::buffer((*owned)[i]));
+  buffers.reserve(owned->pieces.size() + 3);
+  bool framed = streamChunked_ && bytes > 0;
+  if (framed) {
+    owned->chunkSize = chunkSize(bytes);
+    buffers.push_back(asio::buffer(owned->chunkSize));
+  }
+  for (const BodyPiece& p : owned->pieces) {
+    buffers.push_back(asio::buffer(p.bytes().data(), p.size()));
+  }
   static const std::string kCrlf = "\r\n", kLastChunk = "0\r\n\r\n";
-  if (streamChunked_ && bytes > 0) buffers.push_back(asio::buffer(kCrlf));
+  if (framed) buffers.push_back(asio::buffer(kCrlf));
   if (streamChunked_ && last) buffers.push_back(asio::buffer(kLastChunk));
   if (buffers.empty()) return last ? endStream() : void();
   streamWriting_ = true;

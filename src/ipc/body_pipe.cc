@@ -13,7 +13,7 @@ void BodyPipe::notify(std::unique_lock<std::mutex>& lock) {
   ready();
 }
 
-bool BodyPipe::push(std::string piece) {
+bool BodyPipe::push(BodyPiece piece) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (ended_ || failed_) return false;
   std::size_t n = piece.size();
@@ -57,6 +57,13 @@ void BodyPipe::setReady(std::function<void()> ready) {
 }
 
 BodyPipe::Take BodyPipe::take(std::string* piece) {
+  BodyPiece taken;
+  Take t = take(&taken);
+  if (t == Take::kPiece || t == Take::kFailed) *piece = std::move(taken).take();
+  return t;
+}
+
+BodyPipe::Take BodyPipe::take(BodyPiece* piece) {
   std::lock_guard<std::mutex> lock(mutex_);
   // What was produced before a failure still goes out; then the response is cut.
   if (!pieces_.empty()) {
@@ -66,7 +73,7 @@ BodyPipe::Take BodyPipe::take(std::string* piece) {
     return Take::kPiece;
   }
   if (failed_) {
-    *piece = failure_;
+    *piece = BodyPiece(failure_);
     return Take::kFailed;
   }
   if (ended_) return Take::kEnd;

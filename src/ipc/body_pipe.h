@@ -18,6 +18,8 @@
 #include <mutex>
 #include <string>
 
+#include "ipc/body_piece.h"
+
 namespace isolane {
 
 // Bytes the producer may send before it hears back: about a quarter second of a fast client.
@@ -41,7 +43,7 @@ class BodyPipe {
   // Producer. False when the piece goes over the window the producer was given (a producer that
   // ignores its credit: a protocol violation; nothing is kept). A piece pushed after the consumer
   // went away is dropped and acknowledged at once, so that the producer runs to its end.
-  bool push(std::string piece);
+  bool push(BodyPiece piece);
   void end();
   // The body cannot be completed (the app failed mid-stream, its worker died, a stream limit):
   // the consumer writes what was pushed before, then ends the response abruptly so that the
@@ -52,7 +54,10 @@ class BodyPipe {
   // again until a take() has returned kEmpty: one consumer runs at a time.
   void setReady(std::function<void()> ready);
   enum class Take { kPiece, kEmpty, kEnd, kFailed };
-  // kPiece: *piece is the next piece. kFailed: *piece is the reason, for the log.
+  // kPiece: *piece is the next piece (a lent one goes back when the consumer destroys it, once
+  // written). kFailed: *piece is the reason, for the log.
+  Take take(BodyPiece* piece);
+  // The same, the piece's bytes copied out (for consumers off the hot path).
   Take take(std::string* piece);
   // `bytes` of what was taken reached the client: the producer gets that much credit.
   void acknowledge(std::size_t bytes);
@@ -74,7 +79,7 @@ class BodyPipe {
   const CreditFn credit_;
   const bool enforceWindow_;
   mutable std::mutex mutex_;
-  std::deque<std::string> pieces_;
+  std::deque<BodyPiece> pieces_;
   std::size_t buffered_ = 0;
   std::size_t unacknowledged_ = 0;  // pushed and not acknowledged
   bool ended_ = false;

@@ -248,6 +248,13 @@ Result<std::string> encodeBodyChunkHead(std::uint64_t id, std::size_t dataBytes,
   return finish(fbb, wire::Message::BodyChunk, m.Union(), max, dataBytes);
 }
 
+Result<std::string> encodeSharedBodyChunk(std::uint64_t id, std::uint32_t block,
+                                          std::uint32_t size, std::size_t max) {
+  FlatBufferBuilder fbb(64);
+  auto m = wire::CreateBodyChunk(fbb, id, /*shared=*/true, block, size);
+  return finish(fbb, wire::Message::BodyChunk, m.Union(), max);
+}
+
 Result<std::string> encodeBodyChunk(std::uint64_t id, std::string_view data, std::size_t max) {
   return appendTrailer(encodeBodyChunkHead(id, data.size(), max), data);
 }

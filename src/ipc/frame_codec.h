@@ -67,6 +67,9 @@ Result<std::string> encodeBodyChunk(std::uint64_t id, std::string_view data,
                                     std::size_t maxFrameBytes);
 Result<std::string> encodeBodyChunkHead(std::uint64_t id, std::size_t dataBytes,
                                         std::size_t maxFrameBytes);
+// A streamed piece the worker put in one of its stream blocks (ipc/stream_blocks.h).
+Result<std::string> encodeSharedBodyChunk(std::uint64_t id, std::uint32_t block,
+                                          std::uint32_t size, std::size_t max);
 Result<std::string> encodeEnd(std::uint64_t id, std::size_t maxFrameBytes);
 Result<std::string> encodeFailure(std::uint64_t id, FailureKind kind, const std::string& detail,
                                   std::size_t maxFrameBytes);

@@ -1,22 +1,18 @@
 #include "ipc/status_page.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <new>
+
+#include "ipc/shared_memory.h"
 
 namespace isolane {
 
 namespace {
 
 constexpr std::size_t kPageBytes = (sizeof(StatusPage) + 4095) / 4096 * 4096;
-
-std::string why(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
 
 }  // namespace
 
@@ -88,28 +84,16 @@ std::size_t wedgedAppTags(const StatusPage& page, std::chrono::steady_clock::tim
 }
 
 Result<std::unique_ptr<StatusPageFile>> StatusPageFile::create() {
-  int fd = memfd_create("isolane-status", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (fd < 0) return Error{why("memfd_create")};
-  if (ftruncate(fd, static_cast<off_t>(kPageBytes)) != 0) {
-    std::string e = why("ftruncate");
-    close(fd);
-    return Error{e};
-  }
-  // Fixed size from here on: the worker can write the page, never resize it under our mapping.
-  if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
-    std::string e = why("sealing the status page");
-    close(fd);
-    return Error{e};
-  }
+  Result<int> fd = makeSealedMemory("isolane-status", kPageBytes);
+  if (!fd) return Error{fd.error()};
   // Zeroed by the kernel: every atomic starts at 0, which is its constructed value.
-  void* at = mmap(nullptr, kPageBytes, PROT_READ, MAP_SHARED, fd, 0);
-  if (at == MAP_FAILED) {
-    std::string e = why("mapping the status page");
-    close(fd);
-    return Error{e};
+  Result<void*> at = mapSharedMemory(fd.value(), kPageBytes, PROT_READ);
+  if (!at) {
+    close(fd.value());
+    return Error{"mapping the status page: " + at.error()};
   }
   return std::unique_ptr<StatusPageFile>(
-      new StatusPageFile(fd, static_cast<const StatusPage*>(at)));
+      new StatusPageFile(fd.value(), static_cast<const StatusPage*>(at.value())));
 }
 
 StatusPageFile::~StatusPageFile() {
@@ -123,22 +107,10 @@ void StatusPageFile::closeFd() {
 }
 
 Result<StatusPage*> mapStatusPage(int fd) {
-  struct stat st {};
-  if (fstat(fd, &st) != 0) return Error{why("the status page descriptor")};
-  if (static_cast<std::size_t>(st.st_size) != kPageBytes) {
-    close(fd);
-    return Error{"the status page descriptor has " + std::to_string(st.st_size) + " bytes, not " +
-                 std::to_string(kPageBytes)};
-  }
-  void* at = mmap(nullptr, kPageBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  int saved = errno;
-  close(fd);
-  if (at == MAP_FAILED) {
-    errno = saved;
-    return Error{why("mapping the status page")};
-  }
+  Result<void*> at = mapInheritedMemory(fd, kPageBytes, "status page");
+  if (!at) return Error{at.error()};
   // The bytes are zeros, which is what each atomic is constructed to: start their lifetimes.
-  return new (at) StatusPage;
+  return new (at.value()) StatusPage;
 }
 
 }  // namespace isolane

@@ -69,6 +69,14 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
                                 "Times the last live slot of a lane spent its crash budget and "
                                 "respawned after a backoff instead of resting",
                                 {"slot"})),
+      streamPieces_(metrics.counter(
+          "isolane_stream_pieces_total",
+          "Pieces of streamed response bodies from the workers, by the way they crossed: shared "
+          "(in a block of memory shared with the worker, written to the client from there) or "
+          "socket (through the worker's socket, when every block was out)",
+          {"path"})),
+      sharedPieces_(streamPieces_.with({"shared"})),
+      socketPieces_(streamPieces_.with({"socket"})),
       egress_(FetchClientOptions{}, options_.maxFrameBytes),
       codeCache_(options_.codeCacheDir) {
   auto addSlot = [&](const std::string& group) {

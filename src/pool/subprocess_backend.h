@@ -215,6 +215,9 @@ class SubprocessBackend final : public Backend {
   } decided_{decisions_};
   Family<Counter>& quarantines_;
   Family<Counter>& backoffs_;
+  Family<Counter>& streamPieces_;
+  Counter& sharedPieces_;  // streamed pieces that crossed in a shared block
+  Counter& socketPieces_;  // and through the worker's socket
   // Performs the workers' outbound fetches (they hold no network).
   Egress egress_;
   static std::uint64_t egressOwner(int slot, std::uint64_t generation) {

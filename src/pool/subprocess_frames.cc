@@ -154,29 +154,41 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
     }
     case wire::Message::BodyChunk: {
       const wire::BodyChunk* m = frame.message_as_BodyChunk();
+      // A piece in a shared block is lent from here on: every way out below gives it back.
+      BodyPiece shared;
+      if (m->shared()) {
+        if (!trailer.empty()) return violation("a shared body chunk with a trailer");
+        if (!slot.blocks) return violation("a shared body chunk from a worker without blocks");
+        Result<BodyPiece> lent = slot.blocks->lend(m->block(), m->size());
+        if (!lent) return violation(lent.error());
+        shared = std::move(lent.value());
+      }
+      std::string_view bytes = m->shared() ? shared.bytes() : trailer;
       Pending* p = pendingFor(m->id());
       if (!p) return;
       if (!p->headSeen) return violation("body chunk before the response head");
       // The wire's contract, checked before anything is copied: a chunk is at most 256 KiB, and
       // a streamed piece at most 64 KiB.
-      if (trailer.size() > (p->pipe ? kStreamPieceBytes : kBodyChunkBytes)) {
-        return violation("a body chunk of " + std::to_string(trailer.size()) + " bytes");
+      if (bytes.size() > (p->pipe ? kStreamPieceBytes : kBodyChunkBytes)) {
+        return violation("a body chunk of " + std::to_string(bytes.size()) + " bytes");
       }
       if (p->pipe) {
-        // The one copy of a streamed byte in the master: from the frame reader's buffer to the
-        // piece the front writes to the client.
-        if (!p->pipe->push(std::string(trailer))) {
-          return violation("a streamed chunk of " + std::to_string(trailer.size()) +
+        // A shared piece goes to the front as it is, written to the client from the block. A
+        // trailer is copied once, from the frame reader's buffer to the piece the front writes.
+        std::size_t size = bytes.size();
+        if (!p->pipe->push(m->shared() ? std::move(shared) : BodyPiece(std::string(trailer)))) {
+          return violation("a streamed chunk of " + std::to_string(size) +
                            " bytes beyond the credit it was given");
         }
+        (m->shared() ? sharedPieces_ : socketPieces_).inc();
         p->hangDeadline = streamHangDeadline();
         return;
       }
       if (!p->done) return;  // a stream refused at its head: its bytes go nowhere
-      if (p->response.body.size() + trailer.size() > kMaxResponseBodyBytes) {
+      if (p->response.body.size() + bytes.size() > kMaxResponseBodyBytes) {
         return violation("response body over " + std::to_string(kMaxResponseBodyBytes) + " bytes");
       }
-      takeBodyBytesLocked(*p, trailer);
+      takeBodyBytesLocked(*p, bytes);
       return;
     }
     case wire::Message::End: {

@@ -11,6 +11,7 @@
 
 #include "ipc/body_pipe.h"
 #include "ipc/status_page.h"
+#include "ipc/stream_blocks.h"
 #include "pool/app_counts.h"
 #include "pool/subprocess_backend.h"
 #include "pool/worker_lifecycle.h"
@@ -27,6 +28,9 @@ struct SubprocessBackend::Slot {
   WorkerLifecycle life{LifecycleOptions{}, nullptr};
   std::shared_ptr<WorkerChannel> proc;
   std::unique_ptr<StatusPageFile> status;  // what its executor threads are doing (may be null)
+  // The memory its streamed pieces cross in (may be null); pieces still on their way to a client
+  // keep an earlier process's alive.
+  std::shared_ptr<StreamBlocksFile> blocks;
   std::uint64_t generation = 0;            // frames and deaths of an older process are ignored
   std::size_t inFlight = 0;                // short requests: the ones workerMaxInflight bounds
   std::size_t streams = 0;  // requests streaming their body (or of an app marked streaming)

@@ -32,6 +32,15 @@ void SubprocessBackend::spawnLocked(Slot& slot) {
     logEvent(Level::kWarn, "no status page for the worker; it is scheduled blind",
              {{"slot", index}, {"error", page.error()}});
   }
+  // And fresh stream blocks: pieces an earlier process lent are given back to its own region.
+  auto blocks = StreamBlocksFile::create();
+  if (blocks) {
+    argv.push_back("--blocks-fd");
+    argv.push_back("5");
+  } else {
+    logEvent(Level::kWarn, "no stream blocks for the worker; its streams go through its socket",
+             {{"slot", index}, {"error", blocks.error()}});
+  }
   const WorkerSpawner& spawn = options_.spawnWorker ? options_.spawnWorker : spawnWorkerProcess;
   auto proc = spawn(WorkerSpawn{
       std::move(argv), options_.maxFrameBytes,
@@ -39,9 +48,11 @@ void SubprocessBackend::spawnLocked(Slot& slot) {
         onFrame(index, generation, f, trailer);
       },
       [this, index, generation](const std::string& why) { onDeath(index, generation, why); },
-      page ? page.value()->fd() : -1, &reactor_.io()});
+      page ? page.value()->fd() : -1, blocks ? blocks.value()->fd() : -1, &reactor_.io()});
   if (page) page.value()->closeFd();  // the child has its copy
+  if (blocks) blocks.value()->closeFd();
   slot.status = page ? std::move(page.value()) : nullptr;
+  slot.blocks = blocks ? std::move(blocks.value()) : nullptr;
   if (!proc) {
     slot.life.died(now, proc.error(), slot.budget.recordCrash(now));
     crashes_.with({slotName(index)}).inc();

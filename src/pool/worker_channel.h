@@ -52,6 +52,7 @@ struct WorkerSpawn {
   std::function<void(const wire::Frame& frame, std::string_view trailer)> onFrame;
   std::function<void(const std::string& reason)> onDeath;
   int statusFd = -1;  // a status page for it (ipc/status_page.h), or -1
+  int blocksFd = -1;  // the memory its streamed pieces cross in (ipc/stream_blocks.h), or -1
   // Where its frames, output and exit are waited for: the pool's reactor (ipc/reactor.h).
   boost::asio::io_context* io = nullptr;
 };

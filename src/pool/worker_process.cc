@@ -41,7 +41,8 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(asio::io_context& io
                                                             const std::vector<std::string>& argv,
                                                             std::size_t maxFrameBytes,
                                                             FrameHandler onFrame,
-                                                            DeathHandler onDeath, int statusFd) {
+                                                            DeathHandler onDeath, int statusFd,
+                                                            int blocksFd) {
   if (argv.empty()) return Error{"no worker command"};
   int fds[2];
   // CLOEXEC on both ends: no other child inherits them. The child's end becomes descriptor 3
@@ -68,23 +69,26 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(asio::io_context& io
   posix_spawn_file_actions_adddup2(&actions, fds[1], 3);
   posix_spawn_file_actions_adddup2(&actions, output[1], 1);
   posix_spawn_file_actions_adddup2(&actions, output[1], 2);
-  // Out of the way first: the page's descriptor may be 3 (then the dup2 above would replace it
-  // before it is copied) or 4.
+  // Out of the way first: the page's and the blocks' descriptors may be 3 (then the dup2 above
+  // would replace it before it is copied), 4 or 5.
   int status = statusFd >= 0 ? fcntl(statusFd, F_DUPFD_CLOEXEC, 10) : -1;
-  if (statusFd >= 0 && status < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    close(output[0]);
-    close(output[1]);
+  int blocks = blocksFd >= 0 ? fcntl(blocksFd, F_DUPFD_CLOEXEC, 10) : -1;
+  if ((statusFd >= 0 && status < 0) || (blocksFd >= 0 && blocks < 0)) {
+    std::string e = std::strerror(errno);
+    for (int fd : {fds[0], fds[1], output[0], output[1], status, blocks}) {
+      if (fd >= 0) close(fd);
+    }
     posix_spawn_file_actions_destroy(&actions);
-    return Error{std::string("cannot pass the status page: ") + std::strerror(errno)};
+    return Error{"cannot pass the shared memory: " + e};
   }
   if (status >= 0) posix_spawn_file_actions_adddup2(&actions, status, 4);
-  // The worker holds its socket (3), its status page (4) and its output pipe (1, 2), nothing else
-  // of the master's: no listener, no client connection, no upstream socket it could write a
-  // forged answer to, not the master's own stderr. stdin reads nothing.
+  if (blocks >= 0) posix_spawn_file_actions_adddup2(&actions, blocks, 5);
+  // The worker holds its socket (3), its status page (4), its stream blocks (5) and its output
+  // pipe (1, 2), nothing else of the master's: no listener, no client connection, no upstream
+  // socket it could write a forged answer to, not the master's own stderr. stdin reads nothing.
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addclosefrom_np(&actions, status >= 0 ? 5 : 4);
+  if (status < 0 && blocks >= 0) posix_spawn_file_actions_addopen(&actions, 4, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addclosefrom_np(&actions, blocks >= 0 ? 6 : status >= 0 ? 5 : 4);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   // The child starts with default signal handling and nothing blocked, whatever the server
@@ -113,6 +117,7 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(asio::io_context& io
   close(fds[1]);
   close(output[1]);
   if (status >= 0) close(status);
+  if (blocks >= 0) close(blocks);
   if (rc != 0) {
     close(fds[0]);
     close(output[0]);
@@ -368,7 +373,7 @@ Result<std::unique_ptr<WorkerChannel>> spawnWorkerProcess(WorkerSpawn spawn) {
   if (spawn.io == nullptr) return Error{"no reactor to run the worker's socket on"};
   auto proc =
       WorkerProcess::spawn(*spawn.io, spawn.argv, spawn.maxFrameBytes, std::move(spawn.onFrame),
-                           std::move(spawn.onDeath), spawn.statusFd);
+                           std::move(spawn.onDeath), spawn.statusFd, spawn.blocksFd);
   if (!proc) return Error{proc.error()};
   return std::unique_ptr<WorkerChannel>(std::move(proc.value()));
 }

@@ -36,14 +36,15 @@ class WorkerProcess final : public WorkerChannel {
   // which the child is killed). It has been reaped by then.
   using DeathHandler = std::function<void(const std::string& reason)>;
 
-  // `argv[0]` is the executable; the child gets its end of the socketpair as descriptor 3, and
-  // `statusFd` (a status page, ipc/status_page.h), when there is one, as descriptor 4. Its
-  // frames, output and exit are waited for on `io`.
+  // `argv[0]` is the executable; the child gets its end of the socketpair as descriptor 3,
+  // `statusFd` (a status page, ipc/status_page.h), when there is one, as descriptor 4, and
+  // `blocksFd` (its stream blocks, ipc/stream_blocks.h), when there are, as 5. Its frames,
+  // output and exit are waited for on `io`.
   static Result<std::unique_ptr<WorkerProcess>> spawn(boost::asio::io_context& io,
                                                       const std::vector<std::string>& argv,
                                                       std::size_t maxFrameBytes,
                                                       FrameHandler onFrame, DeathHandler onDeath,
-                                                      int statusFd = -1);
+                                                      int statusFd = -1, int blocksFd = -1);
   ~WorkerProcess() override;
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;

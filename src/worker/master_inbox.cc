@@ -6,9 +6,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
+#include <optional>
 
 #include "ipc/exec_codec.h"
 #include "ipc/fetch_codec.h"
+#include "ipc/stream_blocks.h"
 #include "obs/log.h"
 #include "worker/execution_job.h"
 
@@ -16,13 +19,23 @@ namespace isolane {
 namespace {
 
 // A streamed body, as frames: each piece a BodyChunk, then End, or a Failure that makes the master
-// cut the response.
+// cut the response. A piece goes in a shared block when one is free (ipc/stream_blocks.h): one
+// copy, and a frame of a few dozen bytes; otherwise it is the frame's trailer.
 class FrameStreamSink final : public StreamSink {
  public:
-  FrameStreamSink(FrameOutbox& out, std::uint64_t id, std::size_t max)
-      : out_(out), id_(id), max_(max) {}
-  // The piece is the frame's trailer, written from where the app's bytes are.
+  FrameStreamSink(FrameOutbox& out, StreamBlocks* blocks, std::uint64_t id, std::size_t max)
+      : out_(out), blocks_(blocks), id_(id), max_(max) {}
   void piece(std::string_view bytes) override {
+    if (blocks_ && !bytes.empty() && bytes.size() <= kStreamBlockBytes) {
+      if (std::optional<std::uint32_t> block = blocks_->claim()) {
+        std::memcpy(blocks_->data(*block), bytes.data(), bytes.size());
+        Result<std::string> frame = encodeSharedBodyChunk(
+            id_, *block, static_cast<std::uint32_t>(bytes.size()), max_);
+        if (frame) return out_.sendBytes(std::move(frame.value()));
+        blocks_->unclaim(*block);
+      }
+    }
+    // The trailer is written from where the app's bytes are.
     Result<std::string> head = encodeBodyChunkHead(id_, bytes.size(), max_);
     if (!head) return out_.send(head);
     out_.sendFrame(std::move(head.value()), bytes);
@@ -34,6 +47,7 @@ class FrameStreamSink final : public StreamSink {
 
  private:
   FrameOutbox& out_;
+  StreamBlocks* const blocks_;
   const std::uint64_t id_;
   const std::size_t max_;
 };
@@ -294,7 +308,7 @@ void MasterInbox::startRequest(const wire::Request& m, std::string_view body) {
   request.body.assign(body);
   RequestJob job{std::move(request),
                  [&out, id, max](const AppResponse& r) { sendResponse(out, id, r, max); }, id};
-  job.sink = std::make_shared<FrameStreamSink>(out, id, max);
+  job.sink = std::make_shared<FrameStreamSink>(out, parts_.blocks, id, max);
   if (m.body_streamed()) {
     job.bodyStreamed = true;
     job.bodyConsumed = [&out, id, max](std::size_t bytes) {

@@ -33,6 +33,8 @@
 
 namespace isolane {
 
+class StreamBlocks;
+
 class MasterInbox final : public ExecutorInbox {
  public:
   struct Parts {
@@ -43,6 +45,9 @@ class MasterInbox final : public ExecutorInbox {
     std::size_t maxFrameBytes;
     // The process's own figures for a heartbeat's answer (resident memory, CPU time).
     std::function<void(wire::HeartbeatAckT&)> processFigures;
+    // The memory shared with the master that streamed pieces cross in (null: none, pieces go
+    // through the socket).
+    StreamBlocks* blocks = nullptr;
   };
   MasterInbox(int fd, Parts parts);
   ~MasterInbox() override;  // stops the stand-in

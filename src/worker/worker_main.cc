@@ -13,6 +13,7 @@
 #include "ipc/frame_codec.h"
 #include "ipc/frame_outbox.h"
 #include "ipc/status_page.h"
+#include "ipc/stream_blocks.h"
 #include "obs/console_log.h"
 #include "obs/log.h"
 #include "runtime/engine_key.h"
@@ -62,6 +63,17 @@ int runWorkerProcess(const WorkerProcessOptions& options) {
     }
     page = mapped.value();
   }
+  // And the memory streamed pieces cross in: without it they go through the socket.
+  std::unique_ptr<StreamBlocks> blocks;
+  if (options.blocksFd >= 0) {
+    auto mapped = StreamBlocks::map(options.blocksFd);
+    if (!mapped) {
+      logEvent(Level::kWarn, "cannot map the stream blocks; pieces go through the socket",
+               {{"error", mapped.error()}});
+    } else {
+      blocks = std::move(mapped.value());
+    }
+  }
   // What the worker reads from files, read before the sandbox refuses every open: node's command
   // line (the engine's key), the runtime's startup snapshot (mapped), its own memory figures.
   engineKey();
@@ -105,7 +117,8 @@ int runWorkerProcess(const WorkerProcessOptions& options) {
   MasterInbox inbox(options.fd, {out, executor, egress, console, max, [](wire::HeartbeatAckT& ack) {
                                    ack.rss_bytes = residentBytes();
                                    ack.cpu_time_us = cpuTimeMicros();
-                                 }});
+                                 },
+                          blocks.get()});
   // One executor thread reads the socket itself, between its passes: where the master reads the
   // status page, which tells it that a heartbeat answered late waited behind a pass. Several
   // threads (or no page) have this thread read it for them.

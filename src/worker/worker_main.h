@@ -14,6 +14,7 @@ namespace isolane {
 struct WorkerProcessOptions {
   int fd = 3;         // the socketpair end the master passed
   int statusFd = -1;  // the status page the master passed (ipc/status_page.h); -1: none
+  int blocksFd = -1;  // the stream blocks the master passed (ipc/stream_blocks.h); -1: none
   std::size_t maxFrameBytes = 0;
   std::size_t threads = 1;  // executor threads
   bool reserveThread = false;  // and a reserve one (worker/executor_set.h)

@@ -1,0 +1,94 @@
+#include "ipc/stream_blocks.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "ipc/shared_memory.h"
+
+namespace isolane {
+
+Result<std::shared_ptr<StreamBlocksFile>> StreamBlocksFile::create() {
+  Result<int> fd = makeSealedMemory("isolane-blocks", kStreamBlocksRegionBytes);
+  if (!fd) return Error{fd.error()};
+  // Zeroed by the kernel: every block starts free. Pages are made as the worker first writes
+  // them: a worker that streams little costs little.
+  Result<void*> at = mapSharedMemory(fd.value(), kStreamBlocksRegionBytes, PROT_READ | PROT_WRITE);
+  if (!at) {
+    close(fd.value());
+    return Error{"mapping the stream blocks: " + at.error()};
+  }
+  return std::shared_ptr<StreamBlocksFile>(
+      new StreamBlocksFile(fd.value(), static_cast<char*>(at.value())));
+}
+
+StreamBlocksFile::~StreamBlocksFile() {
+  closeFd();
+  munmap(base_, kStreamBlocksRegionBytes);
+}
+
+void StreamBlocksFile::closeFd() {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+}
+
+std::atomic<std::uint32_t>* StreamBlocksFile::state(std::uint32_t block) const {
+  return reinterpret_cast<std::atomic<std::uint32_t>*>(base_) + block;
+}
+
+Result<BodyPiece> StreamBlocksFile::lend(std::uint32_t block, std::size_t size) {
+  if (block >= kStreamBlockCount) {
+    return Error{"stream block " + std::to_string(block) + " of " +
+                 std::to_string(kStreamBlockCount)};
+  }
+  if (size == 0 || size > kStreamBlockBytes) {
+    return Error{"a stream block of " + std::to_string(size) + " bytes"};
+  }
+  lent_.fetch_add(1, std::memory_order_relaxed);
+  const char* bytes = base_ + kStreamBlocksOffset + std::size_t{block} * kStreamBlockBytes;
+  return BodyPiece(shared_from_this(), block, std::string_view(bytes, size));
+}
+
+void StreamBlocksFile::giveBack(std::uint32_t block) {
+  lent_.fetch_sub(1, std::memory_order_relaxed);
+  // Release: the writes to the client that read the block happen before the worker reuses it.
+  state(block)->store(0, std::memory_order_release);
+}
+
+Result<std::unique_ptr<StreamBlocks>> StreamBlocks::map(int fd) {
+  Result<void*> at = mapInheritedMemory(fd, kStreamBlocksRegionBytes, "stream blocks");
+  if (!at) return Error{at.error()};
+  return std::unique_ptr<StreamBlocks>(new StreamBlocks(static_cast<char*>(at.value())));
+}
+
+StreamBlocks::~StreamBlocks() { munmap(base_, kStreamBlocksRegionBytes); }
+
+std::atomic<std::uint32_t>* StreamBlocks::state(std::uint32_t block) const {
+  return reinterpret_cast<std::atomic<std::uint32_t>*>(base_) + block;
+}
+
+std::optional<std::uint32_t> StreamBlocks::claim() {
+  // The lowest free block: the blocks in use stay few and warm, and a worker that never has many
+  // pieces out at once never touches (makes resident) the rest of the region.
+  for (std::uint32_t block = 0; block < kStreamBlockCount; ++block) {
+    std::atomic<std::uint32_t>& s = *state(block);
+    std::uint32_t free = 0;
+    // Acquire: the master's reads of the block (its last write to a client) are done.
+    if (s.load(std::memory_order_relaxed) == 0 &&
+        s.compare_exchange_strong(free, 1, std::memory_order_acquire)) {
+      return block;
+    }
+  }
+  return std::nullopt;
+}
+
+char* StreamBlocks::data(std::uint32_t block) const {
+  return base_ + kStreamBlocksOffset + std::size_t{block} * kStreamBlockBytes;
+}
+
+void StreamBlocks::unclaim(std::uint32_t block) {
+  state(block)->store(0, std::memory_order_release);
+}
+
+}  // namespace isolane

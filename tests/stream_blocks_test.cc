@@ -1,0 +1,220 @@
+// Stream blocks (ipc/stream_blocks.h): the memory a worker's streamed pieces cross in. The
+// region's two sides in one process (the master's file and the worker's mapping of the same
+// descriptor), the pieces lent from it and given back, what a worker may not do to it, and the
+// pool reading fake workers that use it well and badly.
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <future>
+#include <set>
+#include <string>
+
+#include "eventually.h"
+#include "ipc/body_pipe.h"
+#include "ipc/stream_blocks.h"
+#include "obs/metrics.h"
+#include "pool_helpers.h"
+
+namespace isolane {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct Region {
+  std::shared_ptr<StreamBlocksFile> master = StreamBlocksFile::create().value();
+  std::unique_ptr<StreamBlocks> worker = std::move(StreamBlocks::map(dup(master->fd())).value());
+};
+
+TEST(StreamBlocks, APieceLentIsWhatTheWorkerWroteAndGoesBackWhenDestroyed) {
+  Region r;
+  std::uint32_t block = r.worker->claim().value();
+  std::memcpy(r.worker->data(block), "hello blocks", 12);
+  {
+    BodyPiece piece = std::move(r.master->lend(block, 12).value());
+    EXPECT_TRUE(piece.lent());
+    EXPECT_EQ(piece.bytes(), "hello blocks");
+    EXPECT_EQ(r.master->lentBlocks(), 1u);
+    BodyPiece moved = std::move(piece);  // one lender of the block, whoever holds it
+    EXPECT_EQ(moved.bytes(), "hello blocks");
+    EXPECT_EQ(r.master->lentBlocks(), 1u);
+  }
+  EXPECT_EQ(r.master->lentBlocks(), 0u);
+  // Free again: the worker gets it back among the blocks it can claim.
+  std::set<std::uint32_t> claimed;
+  while (auto b = r.worker->claim()) claimed.insert(*b);
+  EXPECT_EQ(claimed.size(), kStreamBlockCount);
+  EXPECT_EQ(claimed.count(block), 1u);
+}
+
+TEST(StreamBlocks, ABlockIsNotClaimedTwiceAndNoneIsLeftWhenAllAreOut) {
+  Region r;
+  std::set<std::uint32_t> claimed;
+  for (std::uint32_t i = 0; i < kStreamBlockCount; ++i) {
+    auto b = r.worker->claim();
+    ASSERT_TRUE(b);
+    EXPECT_TRUE(claimed.insert(*b).second) << "block " << *b << " claimed twice";
+  }
+  EXPECT_FALSE(r.worker->claim());  // the sink then sends the piece through the socket
+  // The master writes one out and gives it back: exactly that one is free.
+  { BodyPiece piece = std::move(r.master->lend(7, 1).value()); }
+  EXPECT_EQ(r.worker->claim(), 7u);
+  r.worker->unclaim(9);
+  EXPECT_EQ(r.worker->claim(), 9u);
+}
+
+TEST(StreamBlocks, ABlockOrSizeOutOfRangeIsAnErrorAndNothingIsLent) {
+  Region r;
+  auto past = r.master->lend(kStreamBlockCount, 1);
+  ASSERT_FALSE(past);
+  EXPECT_NE(past.error().find("stream block 128 of 128"), std::string::npos) << past.error();
+  EXPECT_FALSE(r.master->lend(0xffffffffu, 1));
+  EXPECT_FALSE(r.master->lend(0, 0));
+  EXPECT_FALSE(r.master->lend(0, kStreamBlockBytes + 1));
+  EXPECT_EQ(r.master->lentBlocks(), 0u);
+  // The last byte of the last block is the region's last.
+  std::uint32_t last = kStreamBlockCount - 1;
+  std::memset(r.worker->data(last), 'z', kStreamBlockBytes);
+  BodyPiece whole = std::move(r.master->lend(last, kStreamBlockBytes).value());
+  EXPECT_EQ(whole.size(), kStreamBlockBytes);
+  EXPECT_EQ(whole.bytes().back(), 'z');
+}
+
+// A worker that shrank the region would make the master fault on its next read of a block.
+TEST(StreamBlocks, TheWorkerCanNeitherShrinkNorGrowTheRegion) {
+  Region r;
+  int fd = dup(r.master->fd());
+  EXPECT_NE(ftruncate(fd, 0), 0);
+  EXPECT_EQ(errno, EPERM);
+  EXPECT_NE(ftruncate(fd, static_cast<off_t>(kStreamBlocksRegionBytes) * 2), 0);
+  EXPECT_EQ(errno, EPERM);
+  close(fd);
+}
+
+TEST(StreamBlocks, ADescriptorOfTheWrongSizeIsRefused) {
+  int fd = memfd_create("not-blocks", MFD_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, 4096), 0);
+  auto mapped = StreamBlocks::map(fd);
+  ASSERT_FALSE(mapped);
+  EXPECT_NE(mapped.error().find("4096 bytes"), std::string::npos) << mapped.error();
+}
+
+// The master keeps the memory while a piece of it is on its way, even once its worker is gone.
+TEST(StreamBlocks, APieceOutlivesTheRegionsOtherHolders) {
+  std::unique_ptr<StreamBlocks> worker;
+  BodyPiece piece;
+  {
+    Region r;
+    std::uint32_t block = r.worker->claim().value();
+    std::memcpy(r.worker->data(block), "still here", 10);
+    piece = std::move(r.master->lend(block, 10).value());
+  }
+  EXPECT_EQ(piece.bytes(), "still here");
+}
+
+TEST(StreamBlocks, APipeGivesBackTheBlocksItDropsOrCopiesOut) {
+  Region r;
+  std::size_t credited = 0;
+  BodyPipe pipe([&](std::size_t n) { credited += n; });
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    std::uint32_t b = r.worker->claim().value();
+    std::memcpy(r.worker->data(b), "abc", 3);
+    ASSERT_TRUE(pipe.push(std::move(r.master->lend(b, 3).value())));
+  }
+  EXPECT_EQ(r.master->lentBlocks(), 3u);
+  std::string copied;  // a consumer off the hot path copies it out
+  ASSERT_EQ(pipe.take(&copied), BodyPipe::Take::kPiece);
+  EXPECT_EQ(copied, "abc");
+  EXPECT_EQ(r.master->lentBlocks(), 2u);
+  BodyPiece held;  // the front holds it until written
+  ASSERT_EQ(pipe.take(&held), BodyPipe::Take::kPiece);
+  EXPECT_EQ(r.master->lentBlocks(), 2u);
+  pipe.abandon();  // the client went: the one still queued goes back
+  EXPECT_EQ(r.master->lentBlocks(), 1u);
+  held = BodyPiece();
+  EXPECT_EQ(r.master->lentBlocks(), 0u);
+  // Later pieces are dropped, and their blocks given back, at once.
+  std::uint32_t b = r.worker->claim().value();
+  EXPECT_TRUE(pipe.push(std::move(r.master->lend(b, 1).value())));
+  EXPECT_EQ(r.master->lentBlocks(), 0u);
+}
+
+// The pool and fake workers (tests/fake_worker.cc), through the real spawn: the region is made
+// per process and passed as descriptor 5.
+class StreamBlocksPool : public ::testing::Test {
+ protected:
+  MetricsRegistry metrics_;
+};
+
+// Reads a streamed answer to its end.
+std::string readStream(BodyPipe& pipe) {
+  std::string body;
+  bool done = false;
+  EXPECT_TRUE(test::eventually(
+      [&] {
+        std::string piece;
+        for (;;) {
+          BodyPipe::Take t = pipe.take(&piece);
+          if (t == BodyPipe::Take::kPiece) {
+            body += piece;
+            pipe.acknowledge(piece.size());
+            continue;
+          }
+          done = t == BodyPipe::Take::kEnd;
+          EXPECT_NE(t, BodyPipe::Take::kFailed) << piece;
+          return done || t == BodyPipe::Take::kFailed;
+        }
+      },
+      10s));
+  return body;
+}
+
+TEST_F(StreamBlocksPool, AStreamedBodyCrossesInSharedBlocks) {
+  SubprocessBackend pool(test::poolOptions(test::fakeWorker("shared-stream"), 1), metrics_);
+  ASSERT_TRUE(pool.start({AppSpec{"x", "/x.js", {}}}));
+  for (int i = 0; i < 3; ++i) {
+    AppResponse r = test::call(pool, "x", "/").get();
+    ASSERT_EQ(r.failure, FailureKind::kNone) << r.failureDetail;
+    ASSERT_TRUE(r.stream);
+    EXPECT_EQ(readStream(*r.stream), "onetwothree");
+  }
+  std::string text = metrics_.render();
+  EXPECT_NE(text.find("isolane_stream_pieces_total{path=\"shared\"} 9"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("isolane_stream_pieces_total{path=\"socket\"} 0"), std::string::npos)
+      << text;
+}
+
+TEST_F(StreamBlocksPool, AWorkerCannotResizeItsBlocksAndTheMasterReadsThemOn) {
+  SubprocessBackend pool(test::poolOptions(test::fakeWorker("shared-resize"), 1), metrics_);
+  ASSERT_TRUE(pool.start({AppSpec{"x", "/x.js", {}}}));
+  AppResponse r = test::call(pool, "x", "/").get();
+  ASSERT_EQ(r.failure, FailureKind::kNone) << r.failureDetail;
+  EXPECT_EQ(r.body, "shrink:EPERM grow:EPERM");
+}
+
+void expectViolation(MetricsRegistry& metrics, const std::string& mode, const std::string& what) {
+  SubprocessBackend pool(test::poolOptions(test::fakeWorker(mode), 1), metrics);
+  ASSERT_TRUE(pool.start({AppSpec{"x", "/x.js", {}}}));
+  pid_t first = test::pidOf(pool, 0);
+  AppResponse r = test::call(pool, "x", "/").get();
+  EXPECT_EQ(r.failure, FailureKind::kWorkerCrashed) << mode;
+  EXPECT_NE(r.failureDetail.find(what), std::string::npos) << mode << ": " << r.failureDetail;
+  EXPECT_TRUE(test::eventually(
+      [&] { return test::pidOf(pool, 0) != 0 && test::pidOf(pool, 0) != first; }))
+      << "the slot is refilled after " << mode;
+}
+
+TEST_F(StreamBlocksPool, ABlockPastTheLastEndsTheWorker) {
+  expectViolation(metrics_, "shared-out-of-range", "stream block 128 of 128");
+}
+
+TEST_F(StreamBlocksPool, ASharedPieceWithBytesBehindItEndsTheWorker) {
+  expectViolation(metrics_, "shared-with-trailer", "a shared body chunk with a trailer");
+}
+
+}  // namespace
+}  // namespace isolane
