@@ -34,7 +34,10 @@
 
 namespace isolane {
 
-inline constexpr std::uint32_t kStreamBlockCount = 128;
+// 32 MiB of address space per worker, resident only as far as blocks are used at once: about a
+// hundred streams' credit windows (256 KiB each, which the master would otherwise hold on its own
+// heap) before pieces fall back to the socket.
+inline constexpr std::uint32_t kStreamBlockCount = 512;
 inline constexpr std::size_t kStreamBlockBytes = std::size_t{64} << 10;  // kStreamPieceBytes
 // The state words, then the blocks from the next page on.
 inline constexpr std::size_t kStreamBlocksOffset = 4096;
