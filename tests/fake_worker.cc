@@ -21,14 +21,18 @@
 //   load-twice  answers its LoadApp twice
 //   fetch-as-b  after each LoadApp, starts a fetch on behalf of the app named "b"
 //   shared-stream   streams "one", "two", "three" through its stream blocks (--blocks-fd)
-//   shared-resize   tries to shrink and grow its stream blocks, then answers (through a block)
-//                   with what became of each try: "shrink:<errno name> grow:<errno name>"
+//   shared-resize   tries to shrink and grow its stream blocks, then streams (through a block)
+//                   what became of each try: "shrink:<errno name> grow:<errno name>"
+//   shared-punch    streams "punched" through a block whose page, and the state words' page,
+//                   it punched out of the memfd before naming it
+//   shared-whole    a shared piece in an answer that is not streamed
 //   shared-out-of-range  names a stream block past the last one
 //   shared-with-trailer  a shared piece with bytes behind it as well
 // Started by a server as `fake_worker worker ...`, it takes its mode from $FAKE_WORKER_MODE;
 // workers get none of the server's environment, so a server test starts it through a script
 // that runs `fake_worker MODE worker ...`.
 
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -54,13 +58,25 @@ void put(const std::string& bytes) {
 }
 
 // `bytes` in a block of `blocks`, as a shared BodyChunk of request `id`.
+// `punch`: then punches the block's first page and the state words' page out of the memfd.
 void putShared(isolane::StreamBlocks& blocks, std::uint64_t id, const std::string& bytes,
-               std::size_t max) {
+               std::size_t max, bool punch = false) {
   auto block = blocks.claim();
   if (!block) _exit(9);
   std::memcpy(blocks.data(*block), bytes.data(), bytes.size());
+  if (punch) {
+    constexpr int kPunch = FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE;
+    off_t at = static_cast<off_t>(isolane::kStreamBlocksOffset + *block * isolane::kStreamBlockBytes);
+    if (fallocate(5, kPunch, at, 4096) != 0 || fallocate(5, kPunch, 0, 4096) != 0) _exit(10);
+  }
   put(isolane::encodeSharedBodyChunk(id, *block, static_cast<std::uint32_t>(bytes.size()), max)
           .value());
+}
+
+void putStreamedHead(std::uint64_t id, std::size_t max) {
+  flatbuffers::FlatBufferBuilder fbb;
+  auto m = isolane::wire::CreateResponseHead(fbb, id, 200, 0, 0, /*streamed=*/true, false);
+  put(isolane::finishFrame(fbb, isolane::wire::Message::ResponseHead, m.Union(), max).value());
 }
 
 const char* errnoName(int rc) {
@@ -149,16 +165,22 @@ int main(int argc, char** argv) {
             end[7] = 8;
             put(end + "smuggled");
           } else if (mode == "shared-stream") {
-            flatbuffers::FlatBufferBuilder fbb;
-            auto m = wire::CreateResponseHead(fbb, id, 200, 0, 0, /*streamed=*/true, false);
-            put(finishFrame(fbb, wire::Message::ResponseHead, m.Union(), max).value());
+            putStreamedHead(id, max);
             for (const char* piece : {"one", "two", "three"}) putShared(*blocks, id, piece, max);
             put(encodeEnd(id, max).value());
           } else if (mode == "shared-resize") {
             std::string tries = std::string("shrink:") + errnoName(ftruncate(5, 0)) +
                                 " grow:" + errnoName(ftruncate(5, off_t{1} << 30));
-            put(encodeResponseHead(id, AppResponse{}, max).value());
+            putStreamedHead(id, max);
             putShared(*blocks, id, tries, max);
+            put(encodeEnd(id, max).value());
+          } else if (mode == "shared-punch") {
+            putStreamedHead(id, max);
+            putShared(*blocks, id, "punched", max, /*punch=*/true);
+            put(encodeEnd(id, max).value());
+          } else if (mode == "shared-whole") {
+            put(encodeResponseHead(id, AppResponse{}, max).value());
+            putShared(*blocks, id, "whole", max);
             put(encodeEnd(id, max).value());
           } else if (mode == "shared-out-of-range") {
             put(encodeResponseHead(id, AppResponse{}, max).value());

@@ -2,6 +2,7 @@
 // region's two sides in one process (the master's file and the worker's mapping of the same
 // descriptor), the pieces lent from it and given back, what a worker may not do to it, and the
 // pool reading fake workers that use it well and badly.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 
 #include "eventually.h"
 #include "ipc/body_pipe.h"
+#include "ipc/shared_memory.h"
 #include "ipc/stream_blocks.h"
 #include "obs/metrics.h"
 #include "pool_helpers.h"
@@ -93,6 +95,32 @@ TEST(StreamBlocks, TheWorkerCanNeitherShrinkNorGrowTheRegion) {
   EXPECT_NE(ftruncate(fd, static_cast<off_t>(kStreamBlocksRegionBytes) * 2), 0);
   EXPECT_EQ(errno, EPERM);
   close(fd);
+}
+
+// A hole punched in the memfd (which the seals allow) reads as zeros, and a page that cannot be
+// read is copied as zeros by the kernel instead of faulting the caller.
+TEST(StreamBlocks, PunchedOrUnreadableMemoryIsCopiedAsZeros) {
+  Region r;
+  std::uint32_t block = r.worker->claim().value();
+  std::memset(r.worker->data(block), 'x', 8192);
+  BodyPiece piece = std::move(r.master->lend(block, 8192).value());
+  ASSERT_EQ(fallocate(r.master->fd(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                      static_cast<off_t>(kStreamBlocksOffset + block * kStreamBlockBytes), 4096),
+            0);
+  std::string copy = sharedMemoryCopy(piece.bytes());
+  EXPECT_EQ(copy, std::string(4096, '\0') + std::string(4096, 'x'));
+  // Punched state words: the block is given back through the hole.
+  ASSERT_EQ(fallocate(r.master->fd(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 4096), 0);
+  piece = BodyPiece();
+  EXPECT_EQ(r.master->lentBlocks(), 0u);
+
+  void* page = mmap(nullptr, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(page, MAP_FAILED);
+  std::memset(page, 'y', 8192);
+  ASSERT_EQ(munmap(static_cast<char*>(page) + 4096, 4096), 0);  // the second page is gone
+  std::string unreadable = sharedMemoryCopy(std::string_view(static_cast<char*>(page), 8192));
+  EXPECT_EQ(unreadable, std::string(4096, 'y') + std::string(4096, '\0'));
+  munmap(page, 4096);
 }
 
 TEST(StreamBlocks, ADescriptorOfTheWrongSizeIsRefused) {
@@ -195,7 +223,41 @@ TEST_F(StreamBlocksPool, AWorkerCannotResizeItsBlocksAndTheMasterReadsThemOn) {
   ASSERT_TRUE(pool.start({AppSpec{"x", "/x.js", {}}}));
   AppResponse r = test::call(pool, "x", "/").get();
   ASSERT_EQ(r.failure, FailureKind::kNone) << r.failureDetail;
-  EXPECT_EQ(r.body, "shrink:EPERM grow:EPERM");
+  ASSERT_TRUE(r.stream);
+  EXPECT_EQ(readStream(*r.stream), "shrink:EPERM grow:EPERM");
+}
+
+// The seals cannot stop a hole punched in the memfd: the master reads zeros there, gives the
+// block back through the hole in the state words, and serves on.
+TEST_F(StreamBlocksPool, AWorkerThatPunchesOutItsBlocksGetsZerosAndTheMasterGoesOn) {
+  SubprocessBackend pool(test::poolOptions(test::fakeWorker("shared-punch"), 1), metrics_);
+  ASSERT_TRUE(pool.start({AppSpec{"x", "/x.js", {}}}));
+  pid_t pid = test::pidOf(pool, 0);
+  for (int i = 0; i < 2; ++i) {
+    AppResponse r = test::call(pool, "x", "/").get();
+    ASSERT_EQ(r.failure, FailureKind::kNone) << r.failureDetail;
+    ASSERT_TRUE(r.stream);
+    EXPECT_EQ(readStream(*r.stream), std::string(7, '\0'));
+  }
+  EXPECT_EQ(test::pidOf(pool, 0), pid);
+}
+
+// A real worker streams an app's body through its blocks.
+TEST_F(StreamBlocksPool, ARealWorkerStreamsThroughItsBlocks) {
+  SubprocessBackend pool(test::poolOptions(test::realWorker(), 1), metrics_);
+  ASSERT_TRUE(pool.start({AppSpec{"s", ISOLANE_TEST_FIXTURES "/apps/stream.js", {}}}));
+  AppResponse r = test::call(pool, "s", "/big?n=3").get();
+  ASSERT_EQ(r.failure, FailureKind::kNone) << r.failureDetail;
+  ASSERT_TRUE(r.stream);
+  std::string body = readStream(*r.stream);
+  ASSERT_EQ(body.size(), 3u * 100 * 1024);
+  EXPECT_EQ(body.front(), 'a');
+  EXPECT_EQ(body.back(), 'c');
+  std::string text = metrics_.render();
+  EXPECT_EQ(text.find("isolane_stream_pieces_total{path=\"shared\"} 0"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("isolane_stream_pieces_total{path=\"socket\"} 0"), std::string::npos)
+      << text;
 }
 
 void expectViolation(MetricsRegistry& metrics, const std::string& mode, const std::string& what) {
@@ -217,6 +279,12 @@ TEST_F(StreamBlocksPool, ABlockPastTheLastEndsTheWorker) {
 
 TEST_F(StreamBlocksPool, ASharedPieceWithBytesBehindItEndsTheWorker) {
   expectViolation(metrics_, "shared-with-trailer", "a shared body chunk with a trailer");
+}
+
+// The master's own code never reads a block: only a streamed body, written to the client by the
+// kernel, crosses in them.
+TEST_F(StreamBlocksPool, ASharedPieceInAnAnswerThatIsNotStreamedEndsTheWorker) {
+  expectViolation(metrics_, "shared-whole", "a shared body chunk for an answer that is not streamed");
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "ipc/shared_memory.h"
+
 namespace isolane {
 
 void BodyPipe::notify(std::unique_lock<std::mutex>& lock) {
@@ -59,7 +61,9 @@ void BodyPipe::setReady(std::function<void()> ready) {
 BodyPipe::Take BodyPipe::take(std::string* piece) {
   BodyPiece taken;
   Take t = take(&taken);
-  if (t == Take::kPiece || t == Take::kFailed) *piece = std::move(taken).take();
+  if (t != Take::kPiece && t != Take::kFailed) return t;
+  // A lent piece lies in a worker's memory: copied by the kernel (ipc/shared_memory.h).
+  *piece = taken.lent() ? sharedMemoryCopy(taken.bytes()) : std::move(taken).take();
   return t;
 }
 

@@ -3,9 +3,12 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -42,7 +45,11 @@ Result<void*> mapSharedMemory(int fd, std::size_t bytes, int prot) {
 
 Result<void*> mapInheritedMemory(int fd, std::size_t bytes, const char* what) {
   struct stat st {};
-  if (fstat(fd, &st) != 0) return Error{why(std::string("the ") + what + " descriptor")};
+  if (fstat(fd, &st) != 0) {
+    std::string e = why(std::string("the ") + what + " descriptor");
+    close(fd);
+    return Error{e};
+  }
   if (static_cast<std::size_t>(st.st_size) != bytes) {
     close(fd);
     return Error{std::string("the ") + what + " descriptor has " + std::to_string(st.st_size) +
@@ -56,6 +63,25 @@ Result<void*> mapInheritedMemory(int fd, std::size_t bytes, const char* what) {
     return Error{std::string("mapping the ") + what + ": " + at.error()};
   }
   return at;
+}
+
+std::string sharedMemoryCopy(std::string_view bytes) {
+  std::string copy(bytes.size(), '\0');
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    iovec to{copy.data() + done, copy.size() - done};
+    iovec from{const_cast<char*>(bytes.data()) + done, bytes.size() - done};
+    ssize_t n = process_vm_readv(getpid(), &to, 1, &from, 1, 0);
+    if (n > 0) {
+      done += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    // A page that cannot be read: zeros for it, and on with the next page.
+    std::size_t page = 4096 - (reinterpret_cast<std::uintptr_t>(bytes.data() + done) % 4096);
+    done += std::min(page, bytes.size() - done);
+  }
+  return copy;
 }
 
 }  // namespace isolane

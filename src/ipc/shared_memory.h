@@ -6,6 +6,8 @@
 // Thread rule: plain functions, safe from any thread.
 
 #include <cstddef>
+#include <string>
+#include <string_view>
 
 #include "util/result.h"
 
@@ -20,5 +22,10 @@ Result<void*> mapSharedMemory(int fd, std::size_t bytes, int prot);
 // The worker's side: maps what the master passed on `fd` read-write, after checking that it is
 // `bytes` long, and closes `fd` (whether or not it could be mapped).
 Result<void*> mapInheritedMemory(int fd, std::size_t bytes, const char* what);
+
+// A copy of `bytes`, which lie in memory shared with a worker, made by the kernel: where the
+// worker punched a page out and it cannot be made again (memory committed strictly), the copy
+// fails (that part is zeros) instead of the master's own code taking a SIGBUS.
+std::string sharedMemoryCopy(std::string_view bytes);
 
 }  // namespace isolane

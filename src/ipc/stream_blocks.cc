@@ -13,28 +13,20 @@ Result<std::shared_ptr<StreamBlocksFile>> StreamBlocksFile::create() {
   Result<int> fd = makeSealedMemory("isolane-blocks", kStreamBlocksRegionBytes);
   if (!fd) return Error{fd.error()};
   // Zeroed by the kernel: every block starts free. Pages are made as the worker first writes
-  // them: a worker that streams little costs little.
-  Result<void*> at = mapSharedMemory(fd.value(), kStreamBlocksRegionBytes, PROT_READ | PROT_WRITE);
+  // them: a worker that streams little costs little. Read-only here: the master's own code never
+  // touches the memory (see the header).
+  Result<void*> at = mapSharedMemory(fd.value(), kStreamBlocksRegionBytes, PROT_READ);
   if (!at) {
     close(fd.value());
     return Error{"mapping the stream blocks: " + at.error()};
   }
   return std::shared_ptr<StreamBlocksFile>(
-      new StreamBlocksFile(fd.value(), static_cast<char*>(at.value())));
+      new StreamBlocksFile(fd.value(), static_cast<const char*>(at.value())));
 }
 
 StreamBlocksFile::~StreamBlocksFile() {
-  closeFd();
-  munmap(base_, kStreamBlocksRegionBytes);
-}
-
-void StreamBlocksFile::closeFd() {
-  if (fd_ >= 0) close(fd_);
-  fd_ = -1;
-}
-
-std::atomic<std::uint32_t>* StreamBlocksFile::state(std::uint32_t block) const {
-  return reinterpret_cast<std::atomic<std::uint32_t>*>(base_) + block;
+  close(fd_);
+  munmap(const_cast<char*>(base_), kStreamBlocksRegionBytes);
 }
 
 Result<BodyPiece> StreamBlocksFile::lend(std::uint32_t block, std::size_t size) {
@@ -52,8 +44,13 @@ Result<BodyPiece> StreamBlocksFile::lend(std::uint32_t block, std::size_t size) 
 
 void StreamBlocksFile::giveBack(std::uint32_t block) {
   lent_.fetch_sub(1, std::memory_order_relaxed);
-  // Release: the writes to the client that read the block happen before the worker reuses it.
-  state(block)->store(0, std::memory_order_release);
+  // A system call, not a store: it fails instead of faulting if the worker punched the page out
+  // (then the block stays claimed, which costs only that worker). The client's send that read
+  // the block returned before this.
+  const std::uint32_t free = 0;
+  ssize_t ignored = pwrite(fd_, &free, sizeof free,
+                           static_cast<off_t>(block * sizeof(std::atomic<std::uint32_t>)));
+  (void)ignored;
 }
 
 Result<std::unique_ptr<StreamBlocks>> StreamBlocks::map(int fd) {

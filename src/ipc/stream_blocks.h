@@ -9,15 +9,20 @@
 // worker's `sendmsg` as in the master's send to the client.
 //
 // The region: a state word per block (0: free, the worker may claim it; 1: claimed by the worker
-// and, once named in a frame, lent to the master, which stores 0 when it is done), then the
+// and, once named in a frame, lent to the master, which sets it to 0 when it is done), then the
 // blocks. The master makes one per spawn, a memfd sealed so that the worker can neither shrink nor
-// grow it (a shrunk mapping would fault the master), and maps it read-write; the worker maps it
+// grow it (a shrunk mapping would fault the master), and maps it read-only; the worker maps it
 // from the descriptor it inherits.
 //
 // Nothing in it is trusted by the master: it reads no state word, checks every block number and
 // size a frame names, and never reads outside its own mapping. A worker that reuses a block it
 // lent, or rewrites one while the master sends it, changes only the bytes of its own answers,
-// which it writes anyway. When every block is out, the worker sends pieces through the socket.
+// which it writes anyway. The master touches the memory only through the kernel: the client's
+// socket is written from its mapping, a copy is made with a system call (sharedMemoryCopy) and a
+// block is given back with pwrite. A worker may punch a hole in the memfd (the seals cannot stop
+// that): where memory is committed strictly, faulting such a page in again can fail, and a failed
+// fault in the master's own code would be a SIGBUS; in a system call it is an error. When every
+// block is out, the worker sends pieces through the socket.
 //
 // Thread rule: StreamBlocksFile's members are safe from any thread (giveBack is one atomic
 // store); StreamBlocks::claim() is safe from any thread of the worker (executor threads share it).
@@ -55,9 +60,9 @@ class StreamBlocksFile final : public BlockLender,
   StreamBlocksFile(const StreamBlocksFile&) = delete;
   StreamBlocksFile& operator=(const StreamBlocksFile&) = delete;
 
-  // The descriptor to hand to the child (close it once the child has its copy: closeFd()).
+  // The descriptor to hand to the child. The master keeps it open (close-on-exec): blocks are
+  // given back through it.
   int fd() const { return fd_; }
-  void closeFd();
 
   // The piece a worker's frame names: `size` bytes at the start of `block`, lent until the piece
   // is destroyed. An error for a block or size out of range (nothing is lent then).
@@ -68,11 +73,10 @@ class StreamBlocksFile final : public BlockLender,
   std::size_t lentBlocks() const { return lent_.load(std::memory_order_relaxed); }
 
  private:
-  StreamBlocksFile(int fd, char* base) : fd_(fd), base_(base) {}
-  std::atomic<std::uint32_t>* state(std::uint32_t block) const;
+  StreamBlocksFile(int fd, const char* base) : fd_(fd), base_(base) {}
 
-  int fd_;
-  char* const base_;
+  const int fd_;
+  const char* const base_;
   std::atomic<std::size_t> lent_{0};
 };
 

@@ -34,6 +34,8 @@
 
 namespace isolane {
 
+class StreamBlocksFile;
+
 struct WorkerInfo {
   int slot;
   WorkerState state;
@@ -169,11 +171,14 @@ class SubprocessBackend final : public Backend {
   ReactorRef reactor_;
   std::vector<AppSpec> apps_;
 
-  mutable std::mutex mu_;  // guards slots_, pending_, graveyard_, diskWork_, stopping_
+  // Guards slots_, pending_, graveyard_, retiredBlocks_, diskWork_, stopping_.
+  mutable std::mutex mu_;
   std::condition_variable wake_;
   std::vector<std::unique_ptr<Slot>> slots_;
   std::unordered_map<std::uint64_t, Pending> pending_;
   std::vector<std::shared_ptr<WorkerChannel>> graveyard_;  // dead; destroyed off the reactor
+  // Stream blocks of processes since replaced: unmapped by the supervisor, off the lock.
+  std::vector<std::shared_ptr<StreamBlocksFile>> retiredBlocks_;
   std::vector<std::function<void()>> diskWork_;            // offTheReactor's, in order
   bool stopping_ = false;
   bool started_ = false;

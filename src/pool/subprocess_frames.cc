@@ -185,6 +185,8 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
         return;
       }
       if (!p->done) return;  // a stream refused at its head: its bytes go nowhere
+      // Only a streamed body's pieces cross in blocks: the master's own code never reads them.
+      if (m->shared()) return violation("a shared body chunk for an answer that is not streamed");
       if (p->response.body.size() + bytes.size() > kMaxResponseBodyBytes) {
         return violation("response body over " + std::to_string(kMaxResponseBodyBytes) + " bytes");
       }

@@ -50,8 +50,9 @@ void SubprocessBackend::spawnLocked(Slot& slot) {
       [this, index, generation](const std::string& why) { onDeath(index, generation, why); },
       page ? page.value()->fd() : -1, blocks ? blocks.value()->fd() : -1, &reactor_.io()});
   if (page) page.value()->closeFd();  // the child has its copy
-  if (blocks) blocks.value()->closeFd();
   slot.status = page ? std::move(page.value()) : nullptr;
+  // An earlier process's region is unmapped off the lock (once its last piece is written).
+  if (slot.blocks) retiredBlocks_.push_back(std::move(slot.blocks));
   slot.blocks = blocks ? std::move(blocks.value()) : nullptr;
   if (!proc) {
     slot.life.died(now, proc.error(), slot.budget.recordCrash(now));
@@ -345,11 +346,13 @@ void SubprocessBackend::superviseOnce() {
   doDiskWork();
   Outbox outbox;
   std::vector<std::shared_ptr<WorkerChannel>> dead;
+  std::vector<std::shared_ptr<StreamBlocksFile>> retired;
   std::vector<WaitingRequest> expired;
   {
     std::unique_lock<std::mutex> lock(mu_);
     SteadyTime now = clock_.now();
     dead.swap(graveyard_);
+    retired.swap(retiredBlocks_);
     for (auto& s : slots_) {
       Slot& slot = *s;
       if (slot.life.state() == WorkerState::kResting) {

@@ -1,7 +1,8 @@
 #pragma once
 // A loopback upstream for outbound-fetch tests. Answers every request after `delay` with
 // "upstream <path>", one thread per connection, and counts what it sees: requests, and clients
-// that closed the connection before it answered.
+// that closed the connection before it answered. `/late-body`: the head at once, the body 300 ms
+// later (a reader that asks for the body meanwhile waits for it).
 
 #include <netinet/in.h>
 #include <poll.h>
@@ -95,7 +96,13 @@ class Upstream {
     }
     std::string body = "upstream " + path;
     std::string out = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: " +
-                      std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+                      std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n";
+    if (path == "/late-body") {
+      send(c, out.data(), out.size(), MSG_NOSIGNAL);
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      out.clear();
+    }
+    out += body;
     send(c, out.data(), out.size(), MSG_NOSIGNAL);
     --open_;
     close(c);
