@@ -385,63 +385,6 @@ void EventLoop::grantCredit(std::uint64_t id, std::size_t bytes) {
   });
 }
 
-void EventLoop::requestBody(std::uint64_t id, std::string piece, bool end, std::string error) {
-  auto* it = requests_.find(id);  // none: the request ended, and nobody reads the rest
-  if (!it || it->bodyEnded || !it->bodyError.empty()) return;
-  Request& req = *it;
-  if (!piece.empty()) req.bodyPieces.push_back(std::move(piece));
-  if (!error.empty()) {
-    req.bodyError = std::move(error);
-  } else if (end) {
-    req.bodyEnded = true;
-  }
-  if (!req.bodyWaiter.IsEmpty()) bodyReady_.push_back(req.id);
-}
-
-void EventLoop::deliverBodies() {
-  std::deque<std::uint64_t> ready;
-  ready.swap(bodyReady_);
-  for (std::uint64_t id : ready) {
-    auto* it = requests_.find(id);
-    // An id may be listed more than once (a piece arrived for each): deliver only what is there.
-    if (!it || it->bodyWaiter.IsEmpty()) continue;
-    if (it->bodyPieces.empty() && !it->bodyEnded && it->bodyError.empty()) {
-      continue;
-    }
-    turn(*it->app, id, [&](JsScope& js, v8::TryCatch&) {
-      auto* r = requests_.find(id);
-      if (!r) return;
-      Request& req = *r;
-      v8::Isolate* isolate = js.isolate();
-      v8::Local<v8::Function> waiter = req.bodyWaiter.Get(isolate);
-      req.bodyWaiter.Reset();
-      if (!req.bodyPieces.empty()) {
-        std::string piece = std::move(req.bodyPieces.front());
-        req.bodyPieces.pop_front();
-        v8::Local<v8::ArrayBuffer> buffer;
-        if (!newArrayBufferQuietly(isolate, piece.size(), piece.data()).ToLocal(&buffer)) {
-          v8::Local<v8::Value> argv[] = {v8::Integer::New(isolate, 2),
-                                         js.str("no room for the request body")};
-          std::ignore = waiter->Call(js.context(), v8::Undefined(isolate), 2, argv);
-          return;
-        }
-        if (req.job.bodyConsumed) req.job.bodyConsumed(piece.size());
-        v8::Local<v8::Value> argv[] = {v8::Integer::New(isolate, 0),
-                                       v8::Uint8Array::New(buffer, 0, piece.size())};
-        std::ignore = waiter->Call(js.context(), v8::Undefined(isolate), 2, argv);
-        return;
-      }
-      if (!req.bodyError.empty()) {
-        v8::Local<v8::Value> argv[] = {v8::Integer::New(isolate, 2), js.str(req.bodyError)};
-        std::ignore = waiter->Call(js.context(), v8::Undefined(isolate), 2, argv);
-        return;
-      }
-      v8::Local<v8::Value> argv[] = {v8::Integer::New(isolate, 1)};
-      std::ignore = waiter->Call(js.context(), v8::Undefined(isolate), 1, argv);
-    });
-  }
-}
-
 void EventLoop::abortStream(Request& req, FailureKind kind, const std::string& detail,
                             const std::string& name) {
   if (!req.stream) return;

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -22,6 +23,7 @@
 #include "runtime/host_ops.h"
 #include "runtime/isolate_owner.h"
 #include "runtime/module_graph.h"
+#include "util/byte_budget.h"
 #include "util/clock.h"
 #include "util/doorbell.h"
 #include "util/result.h"
@@ -163,6 +165,19 @@ class EventLoop final : public TimerHost, public HostOps {
     bool bodyEnded = false;
     std::string bodyError = {};
     v8::Global<v8::Function> bodyWaiter = {};
+    bool bodyPulled = false;  // bodyPull was called: the body is read as a stream
+    // The body read whole (bodyAll): each piece is copied into one buffer of its Content-Length
+    // as it arrives, on this thread, without a turn; the waiter gets it at the end. The app's
+    // budget is charged for what has arrived, not for what the head announced.
+    struct BodyGather {
+      struct Free {
+        void operator()(char* p) const { std::free(p); }
+      };
+      std::unique_ptr<char, Free> data;  // never seen by JavaScript before it is full
+      std::size_t size = 0, filled = 0;
+      ByteCharge charge;
+    };
+    std::optional<BodyGather> bodyGather = {};
     // Tool calls waiting on the caller: while there is one, the wall clock is paused with
     // `pausedLeft` of it remaining.
     std::size_t toolWaits = 0;
@@ -256,7 +271,11 @@ class EventLoop final : public TimerHost, public HostOps {
   static void streamHeadCallback(const v8::FunctionCallbackInfo<v8::Value>& info);
   static void streamChunkCallback(const v8::FunctionCallbackInfo<v8::Value>& info);
   static void streamEndCallback(const v8::FunctionCallbackInfo<v8::Value>& info);
+  // A streamed request body (event_loop_request_body.cc).
   static void bodyPullCallback(const v8::FunctionCallbackInfo<v8::Value>& info);
+  static void bodyAllCallback(const v8::FunctionCallbackInfo<v8::Value>& info);
+  // Copies a piece into the request's gathered body; false (and bodyError set) past its length.
+  static bool gatherPiece(Request& req, const std::string& piece);
   // Code mode (event_loop_exec.cc).
   bool makeExecutionNatives(JsScope& js, v8::Local<v8::Object> natives);
   // The execution a native call names, when it is running and belongs to the calling context.

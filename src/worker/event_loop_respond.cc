@@ -48,7 +48,8 @@ bool EventLoop::makeNatives(JsScope& js, v8::Local<v8::Object>* out) {
                              {"streamHead", &EventLoop::streamHeadCallback, 5},
                              {"streamChunk", &EventLoop::streamChunkCallback, 2},
                              {"streamEnd", &EventLoop::streamEndCallback, 2},
-                             {"bodyPull", &EventLoop::bodyPullCallback, 2}};
+                             {"bodyPull", &EventLoop::bodyPullCallback, 2},
+                             {"bodyAll", &EventLoop::bodyAllCallback, 2}};
   if (!addNatives(js, natives, kNatives, std::size(kNatives))) return false;
   *out = natives;
   return true;
@@ -187,20 +188,6 @@ void EventLoop::streamEndCallback(const v8::FunctionCallbackInfo<v8::Value>& inf
   req.job.sink->end();
   JsScope js(info);
   self->finalizeAfter(js, id, info[1]);
-}
-
-// bodyPull(id, callback): callback(0, Uint8Array) with the next piece of the streamed request
-// body, callback(1) at its end, or callback(2, message) when it failed; exactly once, later (never
-// from inside this call).
-void EventLoop::bodyPullCallback(const v8::FunctionCallbackInfo<v8::Value>& info) {
-  EventLoop* self = loopOf(info);
-  std::uint64_t id = self->callingRequest(info, Expect::kInFlight);
-  if (id == 0 || !info[1]->IsFunction()) return;
-  Request& req = self->requests_.at(id);
-  req.bodyWaiter.Reset(info.GetIsolate(), info[1].As<v8::Function>());
-  if (!req.bodyPieces.empty() || req.bodyEnded || !req.bodyError.empty()) {
-    self->bodyReady_.push_back(id);
-  }
 }
 
 std::uint64_t EventLoop::callingRequest(const v8::FunctionCallbackInfo<v8::Value>& info,

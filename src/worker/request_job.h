@@ -29,8 +29,9 @@ struct RequestJob {
   // (service-binding calls, `isolane run`), and a stream body is read to its end first.
   std::shared_ptr<StreamSink> sink = {};
   // The request body arrives after the request, through Executor::requestBody (`request.body` is
-  // empty). `bodyConsumed(n)` is called on the executor thread as the app reads n bytes of it:
-  // the submitter sends that much more.
+  // empty). `bodyConsumed(n)` is called on the executor thread as the app reads n bytes of it (or
+  // as the host gathers them for an app that reads the body whole): the submitter sends that much
+  // more.
   bool bodyStreamed = false;
   std::function<void(std::size_t bytes)> bodyConsumed = {};
   // A code-mode execution (then `request` names no app): it runs in a fresh isolate of its own

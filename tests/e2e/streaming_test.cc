@@ -441,6 +441,24 @@ TEST_P(StreamingTest, ARequestBodyReachesTheAppAsItArrives) {
   EXPECT_NE(big.data.find("total 200000\n"), std::string::npos) << big.data.substr(0, 300);
 }
 
+// A body with a Content-Length that the app reads whole is gathered by the worker as it
+// arrives, through the window, and reaches the app whole and in order.
+TEST_P(StreamingTest, ABodyReadWholeReachesTheAppWholeThroughTheWindow) {
+  start();
+  std::string body(900'000, '\0');
+  std::uint32_t sum = 0;
+  for (std::size_t i = 0; i < body.size(); ++i) {
+    body[i] = static_cast<char>('a' + (i * 13 + i / 4099) % 26);
+    sum = sum * 31 + static_cast<unsigned char>(body[i]);
+  }
+  RawClient c(port_);
+  c.send("POST /upload-whole HTTP/1.1\r\nHost: localhost\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\n\r\n" + body.substr(0, 100'000));
+  c.send(body.substr(100'000));
+  std::string expected = "whole 900000 sum " + std::to_string(sum) + "\n";
+  ASSERT_TRUE(c.readUntil(expected, milliseconds(10000))) << c.data.substr(0, 300);
+}
+
 TEST_P(StreamingTest, ABodyOverTheLimitFailsWhileItStreams) {
   ServerConfig config;
   config.maxBodyBytes = 100'000;

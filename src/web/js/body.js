@@ -46,6 +46,32 @@ export class BodyState {
   }
 }
 
+// The body of an incoming request that arrives as the client sends it. It becomes a
+// ReadableStream (makeStream(), bodyPull underneath) only when `.body` is read; read whole before
+// that (text(), json(), arrayBuffer(), ...) the host gathers it into one buffer as it arrives:
+// gather(callback) returns false when it cannot (no declared length), and the stream reads it.
+// The functions are own fields: calling them reaches nothing an app can change.
+export class IncomingBody {
+  makeStream = null;
+  gather = null;
+
+  constructor(makeStream, gather) {
+    this.makeStream = makeStream;
+    this.gather = gather;
+  }
+}
+
+// All the bytes of an incoming body, as a SafePromise of a Uint8Array.
+function readIncoming(incoming) {
+  return new SafePromise((resolve, reject) => {
+    const gathered = incoming.gather((kind, value) => {
+      if (kind === 0) resolve(value);
+      else reject(new TypeErrorCtor(`The request body could not be read: ${value}`));
+    });
+    if (!gathered) resolve(readStreamBytes(incoming.makeStream()));
+  });
+}
+
 // "extract a body" for BodyInit. Throws TypeError for a disturbed or locked stream.
 export function extractBody(object, context) {
   if (typeof object === 'string') return new BodyState(object, null, TEXT_PLAIN);
@@ -91,6 +117,10 @@ export function bodyStream(b) {
     b.stream.getReader().read();
     return b.stream;
   }
+  if (source instanceof IncomingBody) {
+    b.stream = source.makeStream();
+    return b.stream;
+  }
   const bytes = typeof source === 'string' ? host.utf8Encode(source) : source;
   b.stream = new ReadableStream({
     type: 'bytes',
@@ -114,11 +144,12 @@ export function bodyForInspection(b) {
 
 // "clone a body". The caller has checked the body is usable.
 export function cloneBody(b) {
-  if (b.stream === null) {
+  if (b.stream === null && !(b.source instanceof IncomingBody)) {
     const s = b.source;
     // Strings are immutable; bytes are copied so each body owns what it hands out.
     return new BodyState(typeof s === 'string' ? s : s.slice(), null, b.contentType);
   }
+  bodyStream(b); // an incoming body: its stream, teed
   const [one, two] = b.stream.tee();
   b.stream = one;
   return new BodyState(null, two, b.contentType);
@@ -161,6 +192,7 @@ function consumeText(b, context) {
   if (isUnusable(b)) return Promise.reject(usedError(context));
   if (b.stream === null) {
     const s = takeSource(b);
+    if (s instanceof IncomingBody) return PromiseResolve(PromisePrototypeThen(readIncoming(s), utf8DecodeStripBOM));
     try {
       return Promise.resolve(typeof s === 'string' ? stringText(s) : utf8DecodeStripBOM(s));
     } catch (e) {
@@ -175,6 +207,7 @@ function consumeBytes(b, context) {
   if (isUnusable(b)) return Promise.reject(usedError(context));
   if (b.stream === null) {
     const s = takeSource(b);
+    if (s instanceof IncomingBody) return PromiseResolve(readIncoming(s));
     return Promise.resolve(typeof s === 'string' ? host.utf8Encode(s) : s);
   }
   return readAllBytes(b.stream);
@@ -188,6 +221,7 @@ export function bodyForServer(b, streaming) {
   if (isUnusable(b)) throw new TypeErrorCtor('The Response body has already been used or its stream is locked.');
   if (b.stream === null) {
     const s = takeSource(b);
+    if (s instanceof IncomingBody) return streaming ? s.makeStream() : readIncoming(s);
     return typeof s === 'string' ? host.utf8Encode(s) : s;
   }
   return streaming ? b.stream : readStreamBytes(b.stream);

@@ -10,6 +10,7 @@ import { isResponse, responseForServer } from './response.js';
 import { reportException } from './console.js';
 import { sendStream } from './response_stream.js';
 import { ReadableStream } from './streams.js';
+import { IncomingBody } from './body.js';
 import {
   ArrayIsArray, ObjectGetOwnPropertyDescriptor, ObjectGetPrototypeOf, ObjectPrototype, PromisePrototypeThen, PromiseResolve,
   ReflectApply, SafePromise, TypeErrorCtor,
@@ -132,6 +133,13 @@ function incomingBodyStream(id, natives) {
   });
 }
 
+// The request's body when it arrives as the client sends it: a stream on demand, or gathered by
+// the host when read whole (body.js IncomingBody).
+function incomingBody(id, natives) {
+  const bodyAll = natives.bodyAll;
+  return new IncomingBody(() => incomingBodyStream(id, natives), (callback) => bodyAll(id, callback) === true);
+}
+
 function clientDisconnected() {
   return new DOMException('The client disconnected', 'AbortError');
 }
@@ -163,7 +171,7 @@ export function dispatch(id, handler, method, url, headers, body, env, natives, 
     }
     const ctx = new ExecutionContext();
     request = createIncomingRequest(method, url, headers,
-      body === true ? incomingBodyStream(id, natives) : body);
+      body === true ? incomingBody(id, natives) : body);
     const result = ReflectApply(fetch, handler, [request, env, ctx]);
     // A handler that returns a Response directly (not a promise) skips a promise hop.
     if (isResponse(result)) {
