@@ -126,12 +126,60 @@ TEST_F(RequestBodyTest, EveryWayOfReadingItWholeGetsTheBodyInOrder) {
 
 // Gathered, the body takes its own size of the app's array-buffer budget once: read through a
 // stream, the pieces and their concatenation would take it twice (6 MiB of a 4 MiB cap).
+// One after another, each takes the budget the one before gave up (collected when a body does
+// not fit, as V8 collects before it refuses an allocation).
 TEST_F(RequestBodyTest, ABodyReadWholeTakesItsSizeOfTheBudgetOnce) {
   start(/*arrayBufferMb=*/4);
   std::string bytes(3u << 20, 'z');
-  auto f = post("arrayBuffer", bytes.size());
+  for (int i = 0; i < 3; ++i) {
+    auto f = post("arrayBuffer", bytes.size());
+    sendBody(bytes, 65'536);
+    EXPECT_EQ(answer(f), "3145728 sum " + std::to_string(checksum(bytes)) + " used true locked true")
+        << "body " << i;
+  }
+}
+
+// Past the budget, a body read whole is a RangeError, as an ArrayBuffer allocation past it is:
+// at once when its head announces more than the whole budget, else when the bytes that arrived
+// do not fit beside what the app holds.
+TEST_F(RequestBodyTest, ABodyPastTheAppsBudgetIsARangeError) {
+  start(/*arrayBufferMb=*/4);
+  auto f = post("arrayBuffer", 5u << 20);
+  EXPECT_EQ(answer(f),
+            "error RangeError: The request body of 5242880 bytes is larger than the app's memory "
+            "outside its heap");
+
+  std::string bytes(3584u << 10, 'v');  // 3.5 MiB
+  auto held = post("arrayBuffer", bytes.size());
+  std::uint64_t heldKey = key_;
+  executor_->requestBody(heldKey, bytes.substr(0, 1u << 20), false, "");  // holds 1 MiB
+  ASSERT_TRUE(test::eventually([&] { return consumed_->load() >= (1u << 20); }));
+  f = post("arrayBuffer", bytes.size());
   sendBody(bytes, 65'536);
-  EXPECT_EQ(answer(f), "3145728 sum " + std::to_string(checksum(bytes)) + " used true locked true");
+  EXPECT_EQ(answer(f),
+            "error RangeError: The request body could not be read: a body of 3670016 bytes does not "
+            "fit in the app's memory outside its heap");
+  executor_->requestBody(heldKey, "", false, "the client went away");
+  EXPECT_EQ(answer(held),
+            "error TypeError: The request body could not be read: the client went away");
+}
+
+// Fetch's Request constructor refuses a streamed body without mode same-origin or cors: the
+// incoming body is one before anything read `.body`.
+TEST_F(RequestBodyTest, AnIncomingBodyIsAStreamToTheRequestConstructor) {
+  start();
+  auto f = post("no-cors", 3);
+  sendBody("abc", 3);
+  EXPECT_EQ(answer(f), "0 no-cors: TypeError");
+}
+
+// The runtime tells an incoming body from bytes without walking any prototype chain an app can
+// put a trap into.
+TEST_F(RequestBodyTest, ATrapInTheChainOfUint8ArrayNeverRunsInTheRuntime) {
+  start();
+  auto f = post("proxy-proto", 5);
+  sendBody("hello", 2);
+  EXPECT_EQ(answer(f), "5 own hi");
 }
 
 // What a head announces is not charged before it arrives: two clients that announce 3 MiB each

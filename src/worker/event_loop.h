@@ -173,11 +173,12 @@ class EventLoop final : public TimerHost, public HostOps {
       struct Free {
         void operator()(char* p) const { std::free(p); }
       };
-      std::unique_ptr<char, Free> data;  // never seen by JavaScript before it is full
+      std::unique_ptr<char, Free> data;  // `size` bytes, never seen by JavaScript before full
       std::size_t size = 0, filled = 0;
-      ByteCharge charge;
+      ByteCharge charge;  // of the bytes that arrived
     };
     std::optional<BodyGather> bodyGather = {};
+    bool bodyOutOfRoom = false;  // bodyError is the app's budget refusing it (a RangeError)
     // Tool calls waiting on the caller: while there is one, the wall clock is paused with
     // `pausedLeft` of it remaining.
     std::size_t toolWaits = 0;
@@ -274,8 +275,9 @@ class EventLoop final : public TimerHost, public HostOps {
   // A streamed request body (event_loop_request_body.cc).
   static void bodyPullCallback(const v8::FunctionCallbackInfo<v8::Value>& info);
   static void bodyAllCallback(const v8::FunctionCallbackInfo<v8::Value>& info);
-  // Copies a piece into the request's gathered body; false (and bodyError set) past its length.
-  static bool gatherPiece(Request& req, const std::string& piece);
+  // Copies a piece into the request's gathered body; false (and bodyError set) past its length
+  // or past the app's budget.
+  bool gatherPiece(Request& req, const std::string& piece);
   // Code mode (event_loop_exec.cc).
   bool makeExecutionNatives(JsScope& js, v8::Local<v8::Object> natives);
   // The execution a native call names, when it is running and belongs to the calling context.

@@ -100,8 +100,18 @@ bool EventLoop::gatherPiece(Request& req, const std::string& piece) {
     req.bodyError = "the body is longer than its Content-Length";
     return false;
   }
-  if (!gather.charge.resize(gather.filled + piece.size())) {
-    req.bodyError = "the body does not fit in the app's memory outside its heap";
+  bool charged = gather.charge.resize(gather.filled + piece.size());
+  if (!charged) {
+    // As V8 does before it refuses an allocation: ArrayBuffers nothing reaches any more (an
+    // earlier body the app has dropped) give their charge back, and the charge is tried again.
+    v8::Isolate::Scope scope(owner_.isolate());
+    owner_.isolate()->LowMemoryNotification();
+    charged = gather.charge.resize(gather.filled + piece.size());
+  }
+  if (!charged) {
+    req.bodyError = "a body of " + std::to_string(gather.size) +
+                    " bytes does not fit in the app's memory outside its heap";
+    req.bodyOutOfRoom = true;
     return false;
   }
   std::memcpy(gather.data.get() + gather.filled, piece.data(), piece.size());
@@ -137,7 +147,7 @@ void EventLoop::deliverBodies() {
         if (req.bodyError.empty() && gather.filled != gather.size) {
           req.bodyError = "the body is shorter than its Content-Length";
         }
-        if (!req.bodyError.empty()) return call(2, js.str(req.bodyError));
+        if (!req.bodyError.empty()) return call(req.bodyOutOfRoom ? 3 : 2, js.str(req.bodyError));
         std::size_t size = gather.size;
         v8::Local<v8::ArrayBuffer> buffer =
             adoptGathered(isolate, gather.data.release(), size, std::move(gather.charge));
@@ -191,9 +201,18 @@ void EventLoop::bodyAllCallback(const v8::FunctionCallbackInfo<v8::Value>& info)
   std::optional<std::size_t> length = declaredLength(req.job.request.headers);
   if (!length || *length == 0) return;
   v8::Isolate* isolate = info.GetIsolate();
-  // Room for all of it, charged as it arrives: a client that announces a large body and sends
-  // little takes little of the app's budget (untouched pages of a large allocation are not even
-  // resident).
+  std::shared_ptr<ByteBudget> budget = isolateMemoryBudget(isolate);
+  if (budget && *length > budget->cap()) {
+    std::string message = "The request body of " + std::to_string(*length) +
+                          " bytes is larger than the app's memory outside its heap";
+    isolate->ThrowException(v8::Exception::RangeError(
+        v8::String::NewFromUtf8(isolate, message.c_str()).ToLocalChecked()));
+    return;
+  }
+  // Room for all of it at once (memory malloc hands out again is warm: no page to fault in per
+  // request), charged to the app as the bytes arrive: a client that announces a large body and
+  // sends little takes little of the app's budget. What it can announce is bounded by
+  // max_body_bytes (1 MiB by default) and by the budget (above).
   Request::BodyGather gather;
   gather.data.reset(static_cast<char*>(std::malloc(*length)));
   if (!gather.data) {
@@ -202,7 +221,7 @@ void EventLoop::bodyAllCallback(const v8::FunctionCallbackInfo<v8::Value>& info)
     return;
   }
   gather.size = *length;
-  gather.charge = ByteCharge::take(isolateMemoryBudget(isolate), 0);
+  gather.charge = ByteCharge::take(std::move(budget), 0);
   req.bodyGather = std::move(gather);
   req.bodyWaiter.Reset(isolate, info[1].As<v8::Function>());
   info.GetReturnValue().Set(true);
@@ -210,7 +229,7 @@ void EventLoop::bodyAllCallback(const v8::FunctionCallbackInfo<v8::Value>& info)
   while (!req.bodyPieces.empty() && req.bodyError.empty()) {
     std::string piece = std::move(req.bodyPieces.front());
     req.bodyPieces.pop_front();
-    gatherPiece(req, piece);
+    self->gatherPiece(req, piece);
   }
   req.bodyPieces.clear();
   if (req.bodyEnded || !req.bodyError.empty()) self->bodyReady_.push_back(id);

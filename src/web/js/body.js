@@ -19,7 +19,7 @@ import {
   bufferSourceView, concatBytes, copyBytes, exactArrayBuffer, isUint8Array, toUSVString,
 } from './util.js';
 import {
-  ArrayPrototypePush, PromisePrototypeThen, PromiseResolve, ReflectApply, SafePromise,
+  ArrayPrototypePush, PromisePrototypeThen, PromiseResolve, RangeErrorCtor, ReflectApply, SafePromise,
   TypeErrorCtor,
   TypedArrayPrototypeGetByteLength, Uint8ArrayCtor,
 } from './primordials.js';
@@ -52,6 +52,7 @@ export class BodyState {
 // gather(callback) returns false when it cannot (no declared length), and the stream reads it.
 // The functions are own fields: calling them reaches nothing an app can change.
 export class IncomingBody {
+  #incoming = true; // the brand: checking it never runs app code, as instanceof could
   makeStream = null;
   gather = null;
 
@@ -59,13 +60,19 @@ export class IncomingBody {
     this.makeStream = makeStream;
     this.gather = gather;
   }
+
+  static is(o) {
+    return typeof o === 'object' && o !== null && #incoming in o;
+  }
 }
 
 // All the bytes of an incoming body, as a SafePromise of a Uint8Array.
 function readIncoming(incoming) {
   return new SafePromise((resolve, reject) => {
+    // 0: the bytes; 2: the body failed (cut, or not as long as announced); 3: no room for it.
     const gathered = incoming.gather((kind, value) => {
       if (kind === 0) resolve(value);
+      else if (kind === 3) reject(new RangeErrorCtor(`The request body could not be read: ${value}`));
       else reject(new TypeErrorCtor(`The request body could not be read: ${value}`));
     });
     if (!gathered) resolve(readStreamBytes(incoming.makeStream()));
@@ -117,7 +124,7 @@ export function bodyStream(b) {
     b.stream.getReader().read();
     return b.stream;
   }
-  if (source instanceof IncomingBody) {
+  if (IncomingBody.is(source)) {
     b.stream = source.makeStream();
     return b.stream;
   }
@@ -144,7 +151,7 @@ export function bodyForInspection(b) {
 
 // "clone a body". The caller has checked the body is usable.
 export function cloneBody(b) {
-  if (b.stream === null && !(b.source instanceof IncomingBody)) {
+  if (b.stream === null && !IncomingBody.is(b.source)) {
     const s = b.source;
     // Strings are immutable; bytes are copied so each body owns what it hands out.
     return new BodyState(typeof s === 'string' ? s : s.slice(), null, b.contentType);
@@ -192,7 +199,7 @@ function consumeText(b, context) {
   if (isUnusable(b)) return Promise.reject(usedError(context));
   if (b.stream === null) {
     const s = takeSource(b);
-    if (s instanceof IncomingBody) return PromiseResolve(PromisePrototypeThen(readIncoming(s), utf8DecodeStripBOM));
+    if (IncomingBody.is(s)) return PromiseResolve(PromisePrototypeThen(readIncoming(s), utf8DecodeStripBOM));
     try {
       return Promise.resolve(typeof s === 'string' ? stringText(s) : utf8DecodeStripBOM(s));
     } catch (e) {
@@ -207,7 +214,7 @@ function consumeBytes(b, context) {
   if (isUnusable(b)) return Promise.reject(usedError(context));
   if (b.stream === null) {
     const s = takeSource(b);
-    if (s instanceof IncomingBody) return PromiseResolve(readIncoming(s));
+    if (IncomingBody.is(s)) return PromiseResolve(readIncoming(s));
     return Promise.resolve(typeof s === 'string' ? host.utf8Encode(s) : s);
   }
   return readAllBytes(b.stream);
@@ -221,7 +228,7 @@ export function bodyForServer(b, streaming) {
   if (isUnusable(b)) throw new TypeErrorCtor('The Response body has already been used or its stream is locked.');
   if (b.stream === null) {
     const s = takeSource(b);
-    if (s instanceof IncomingBody) return streaming ? s.makeStream() : readIncoming(s);
+    if (IncomingBody.is(s)) return streaming ? s.makeStream() : readIncoming(s);
     return typeof s === 'string' ? host.utf8Encode(s) : s;
   }
   return streaming ? b.stream : readStreamBytes(b.stream);

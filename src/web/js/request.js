@@ -9,7 +9,7 @@
 // enforced, and a ReadableStream body does not require `duplex: "half"` (the value is checked
 // when given).
 import {
-  BodyState, bodyForInspection, cloneBody, extractBody, installBodyMixin, isUnusable, takeBody,
+  BodyState, IncomingBody, bodyForInspection, cloneBody, extractBody, installBodyMixin, isUnusable, takeBody,
 } from './body.js';
 import {
   Headers, headersAppendTrusted, headersFromCopy, headersFromList, headersGet, headersHas,
@@ -188,7 +188,8 @@ class Request {
       if (isUnusable(inputBody)) throw new TypeErrorCtor(`${context}: Cannot construct a Request with a Request object that has already been used.`);
       body = inputBody;
     }
-    if (body !== null && body.stream !== null) {
+    // A body that arrives from the client is a stream even before anything made its stream.
+    if (body !== null && (body.stream !== null || IncomingBody.is(body.source))) {
       const mode = this.#options.mode;
       if (mode !== 'same-origin' && mode !== 'cors') {
         throw new TypeErrorCtor(`${context}: A body stream requires mode 'same-origin' or 'cors'.`);
