@@ -396,6 +396,7 @@ void EventLoop::abortStream(Request& req, FailureKind kind, const std::string& d
 }
 
 void EventLoop::runStreamCancels() {
+  if (streamCancels_.empty()) return;  // most passes: no deque made (one allocates)
   std::deque<StreamCancel> cancels;
   cancels.swap(streamCancels_);
   for (StreamCancel& c : cancels) {

@@ -152,9 +152,11 @@ void EventLoop::runHostEvents() {
   deliverBodies();
   // Only the calls made before this pass: calls they make wait for the next pass, so a chain of
   // bindings cannot keep the executor from its queue, timers and deadlines.
-  std::deque<RequestJob> jobs;
-  jobs.swap(deferredJobs_);
-  for (RequestJob& job : jobs) localApps_.start(std::move(job));
+  if (!deferredJobs_.empty()) {  // most passes have none: no deque made (one allocates)
+    std::deque<RequestJob> jobs;
+    jobs.swap(deferredJobs_);
+    for (RequestJob& job : jobs) localApps_.start(std::move(job));
+  }
   while (!fetchEvents_.empty()) {
     FetchEvent event = std::move(fetchEvents_.front());
     fetchEvents_.pop_front();

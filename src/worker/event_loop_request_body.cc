@@ -121,6 +121,7 @@ bool EventLoop::gatherPiece(Request& req, const std::string& piece) {
 }
 
 void EventLoop::deliverBodies() {
+  if (bodyReady_.empty()) return;  // most passes: no deque made (one allocates)
   std::deque<std::uint64_t> ready;
   ready.swap(bodyReady_);
   for (std::uint64_t id : ready) {

@@ -233,8 +233,11 @@ void Executor::run() {
   // When each app last started a request (a sequence number), for its turn in the queue.
   std::unordered_map<std::string, std::uint64_t> lastStarted;
   std::uint64_t startSeq = 0;
+  // Kept from pass to pass (swapped with the shared ones, cleared): an empty std::deque made
+  // afresh allocates, and a pass happens for every request or two.
   std::deque<RequestJob> jobs;
   std::deque<LoadCommand> commands;
+  Controls controls;
   std::uint64_t hostedVersion = ~std::uint64_t{0};
   auto publishStats = [&, last = std::chrono::steady_clock::time_point()]() mutable {
     // Which apps the thread hosts steers the router, and the isolate counts are cheap: published
@@ -280,7 +283,8 @@ void Executor::run() {
 
     // Controls are taken before requests: a control is pushed after its request, so every control
     // taken here finds its request started below (a body piece must never miss its request).
-    Controls controls;
+    controls.order.clear();
+    controls.credits.clear();
     {
       auto q = controls_.lock();
       std::swap(controls.order, q->order);
