@@ -1,7 +1,8 @@
 // Code mode on the executor (worker/execution_job.h, worker/event_loop_exec.cc): an execution
 // runs its code and modules in a fresh isolate; `tools` reach the caller and answer with JSON;
-// every way a guest can end (result, throw, syntax error, CPU, memory, timeout, payload limits)
-// is a typed outcome, and the next execution on the same thread is unaffected.
+// every way a guest can end (result, throw, syntax error, CPU, memory, timeout, payload limits,
+// its caller leaving, its executor stopping) is a typed outcome, given exactly once, and the next
+// execution on the same thread is unaffected.
 
 #include <gtest/gtest.h>
 
@@ -14,6 +15,7 @@
 
 #include "worker/execution_job.h"
 #include "worker/executor.h"
+#include "worker/executor_set.h"
 
 namespace isolane {
 namespace {
@@ -50,7 +52,7 @@ class ExecEngine : public ::testing::Test {
     auto promise = std::make_shared<std::promise<ExecutionOutcome>>();
     auto future = promise->get_future();
     Executor* executor = &executor_;
-    RequestJob job = makeExecutionJob(
+    ExecutionJob job = makeExecutionJob(
         key, std::move(spec),
         [executor, key, answer, answerDelay](std::uint64_t call, const std::string& provider,
                                              const std::string& tool, const std::string& args) {
@@ -63,7 +65,7 @@ class ExecEngine : public ::testing::Test {
           }).detach();
         },
         [promise](ExecutionOutcome o) { promise->set_value(std::move(o)); });
-    EXPECT_TRUE(executor_.submit(job));
+    EXPECT_TRUE(executor_.submitExecution(job));
     EXPECT_EQ(future.wait_for(30s), std::future_status::ready);
     return future.get();
   }
@@ -363,6 +365,126 @@ TEST_F(ExecEngine, TimersTheModulesSetAreChargedToTheExecution) {
   ExecutionOutcome o = run(spec);
   EXPECT_EQ(o.error, ExecErrorCode::kCpuLimit) << o.message;
   expectHealthy();
+}
+
+// An execution submitted without waiting for it: its outcome, how many times it settled, and
+// its tool calls as they come (answered by the test through toolAnswer).
+struct Started {
+  std::future<ExecutionOutcome> outcome;
+  std::shared_ptr<std::atomic<int>> settled = std::make_shared<std::atomic<int>>(0);
+  std::shared_ptr<std::promise<std::uint64_t>> firstCall =
+      std::make_shared<std::promise<std::uint64_t>>();
+  std::future<std::uint64_t> called = firstCall->get_future();
+  bool accepted = false;
+};
+
+template <typename Target>
+Started submitTo(Target& target, std::uint64_t key, ExecutionSpec spec) {
+  Started s;
+  auto promise = std::make_shared<std::promise<ExecutionOutcome>>();
+  s.outcome = promise->get_future();
+  auto first = s.firstCall;
+  auto seen = std::make_shared<std::atomic<bool>>(false);
+  ExecutionJob job = makeExecutionJob(
+      key, std::move(spec),
+      [first, seen](std::uint64_t call, const std::string&, const std::string&,
+                    const std::string&) {
+        if (!seen->exchange(true)) first->set_value(call);
+      },
+      [promise, count = s.settled](ExecutionOutcome o) {
+        if (count->fetch_add(1) == 0) promise->set_value(std::move(o));
+      });
+  s.accepted = target.submitExecution(job);
+  return s;
+}
+
+ExecutionSpec neverSettling() {
+  ExecutionSpec spec;
+  spec.code = "async () => new Promise(() => {})";
+  spec.timeoutMs = 10'000;
+  return spec;
+}
+
+ExecutionSpec waitingOnATool(std::uint32_t timeoutMs = 10'000) {
+  ExecutionSpec spec;
+  spec.code = "async () => await tools.t.wait()";
+  spec.timeoutMs = timeoutMs;
+  spec.tools.push_back(ToolProvider{"t", {"wait"}});
+  return spec;
+}
+
+TEST_F(ExecEngine, ACallerThatLeavesEndsItsExecutionAtOnceAndOnce) {
+  Started s = submitTo(executor_, 501, waitingOnATool());
+  ASSERT_TRUE(s.accepted);
+  ASSERT_EQ(s.called.wait_for(10s), std::future_status::ready);
+  executor_.cancel(501);
+  ASSERT_EQ(s.outcome.wait_for(10s), std::future_status::ready);
+  ExecutionOutcome o = s.outcome.get();
+  EXPECT_EQ(o.error, ExecErrorCode::kConnectionBroken) << o.message;
+  EXPECT_TRUE(o.resultJson.empty());
+  // A late answer to its tool call finds nothing, and settles nothing again.
+  executor_.toolAnswer(501, s.called.get(), true, "1");
+  expectHealthy();
+  EXPECT_EQ(s.settled->load(), 1);
+}
+
+TEST_F(ExecEngine, AnExecutionWithTheIdOfOneInFlightIsRefusedAndTheFirstGoesOn) {
+  EXPECT_FALSE(submitTo(executor_, 0, code("async () => 1")).accepted);  // no id, no tool answers
+  Started first = submitTo(executor_, 502, waitingOnATool());
+  ASSERT_EQ(first.called.wait_for(10s), std::future_status::ready);
+  Started second = submitTo(executor_, 502, code("async () => 2"));
+  ASSERT_EQ(second.outcome.wait_for(10s), std::future_status::ready);
+  ExecutionOutcome refused = second.outcome.get();
+  EXPECT_EQ(refused.error, ExecErrorCode::kInternal);
+  EXPECT_NE(refused.message.find("already in flight"), std::string::npos) << refused.message;
+  executor_.toolAnswer(502, first.called.get(), true, "\"first\"");
+  ASSERT_EQ(first.outcome.wait_for(10s), std::future_status::ready);
+  ExecutionOutcome o = first.outcome.get();
+  EXPECT_EQ(o.error, ExecErrorCode::kNone) << o.message;
+  EXPECT_EQ(o.resultJson, "\"first\"");
+  EXPECT_EQ(first.settled->load(), 1);
+  EXPECT_EQ(second.settled->load(), 1);
+}
+
+TEST(ExecEngineStop, EveryExecutionSettlesOnceWhenItsExecutorStops) {
+  NullLog log;
+  Executor executor(ExecutorOptions{}, log);
+  std::vector<Started> started;
+  for (std::uint64_t key = 1; key <= 6; ++key) {
+    started.push_back(submitTo(executor, key, neverSettling()));
+    ASSERT_TRUE(started.back().accepted);
+  }
+  executor.stop();  // some are running, some may still wait in the queue
+  for (Started& s : started) {
+    ASSERT_EQ(s.outcome.wait_for(10s), std::future_status::ready);
+    ExecutionOutcome o = s.outcome.get();
+    EXPECT_EQ(o.error, ExecErrorCode::kConnectionBroken) << o.message;
+    EXPECT_EQ(s.settled->load(), 1);
+  }
+  EXPECT_FALSE(submitTo(executor, 7, neverSettling()).accepted);
+}
+
+TEST(ExecEngineSet, ExecutionsSpreadOverThreadsGetTheirToolAnswersWhereTheyRun) {
+  NullLog log;
+  ExecutorSet set(2, ExecutorOptions{}, log);
+  std::vector<Started> started;
+  for (std::uint64_t key = 1; key <= 4; ++key) {
+    started.push_back(submitTo(set, key, waitingOnATool()));
+    ASSERT_TRUE(started.back().accepted);
+  }
+  for (std::uint64_t key = 1; key <= 4; ++key) {
+    Started& s = started[key - 1];
+    ASSERT_EQ(s.called.wait_for(10s), std::future_status::ready);
+    set.toolAnswer(key, s.called.get(), true, std::to_string(key * 10));
+  }
+  for (std::uint64_t key = 1; key <= 4; ++key) {
+    Started& s = started[key - 1];
+    ASSERT_EQ(s.outcome.wait_for(10s), std::future_status::ready);
+    ExecutionOutcome o = s.outcome.get();
+    EXPECT_EQ(o.error, ExecErrorCode::kNone) << o.message;
+    EXPECT_EQ(o.resultJson, std::to_string(key * 10));
+  }
+  set.stop();
 }
 
 }  // namespace

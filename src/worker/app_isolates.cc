@@ -118,15 +118,21 @@ std::unique_ptr<EventLoop> AppIsolates::makeExecutionLoop(std::uint32_t memoryMb
                                      ThreadShared{watchdog_, fetch_, *this});
 }
 
-void AppIsolates::startExecution(RequestJob job) {
-  ExecutionSession& session = *job.execution;
-  std::string name = "exec:" + std::to_string(job.cancelKey);
+void AppIsolates::startExecution(ExecutionJob job) {
+  ExecutionSession& session = *job.session;
+  std::string name = "exec:" + std::to_string(job.key);
+  if (loopOf(job.key) != nullptr) {
+    // The submitter's bug: its tool answers and its cancel would reach the other one.
+    job.settle(FailureKind::kInternal,
+               "execution id " + std::to_string(job.key) + " is already in flight");
+    return;
+  }
   if (live_.size() + draining_.size() >= options_.maxIsolates && !evictOne()) {
     session.outcome = ExecutionOutcome::failed(
         ExecErrorCode::kQueueOverflow, "every isolate of this executor thread is busy (" +
                                            std::to_string(options_.maxIsolates) +
                                            ", max_isolates); retry when an execution settles");
-    job.done(AppResponse::failed(FailureKind::kOverloaded, session.outcome.message));
+    job.settle(FailureKind::kOverloaded, session.outcome.message);
     return;
   }
   auto h = std::make_shared<Hosted>();
@@ -140,15 +146,12 @@ void AppIsolates::startExecution(RequestJob job) {
   }
   wantSpare_ = true;
   session.started = std::chrono::steady_clock::now();
-  job.request.app = name;
-  job.wallTimeout = std::chrono::milliseconds(session.spec.timeoutMs);
-  job.cpuLimit = std::chrono::milliseconds(session.spec.timeoutMs);
-  if (Status s = h->loop->loadExecution(name, job.execution); !s) {
-    job.done(AppResponse::failed(FailureKind::kHandlerError, s.error()));
+  if (Status s = h->loop->loadExecution(name, job.session); !s) {
+    job.settle(FailureKind::kHandlerError, s.error());
     return;  // the isolate goes with `h`
   }
   draining_.push_back(h);
-  h->loop->startRequest(std::move(job));
+  h->loop->startExecution(name, std::move(job));
 }
 
 void AppIsolates::toolAnswer(std::uint64_t key, std::uint64_t call, bool ok, std::string text) {

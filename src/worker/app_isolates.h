@@ -54,11 +54,11 @@ class AppIsolates final : public LocalApps {
   bool knows(const std::string& app) const override { return specs_.count(app) != 0; }
   void start(RequestJob job) override;
 
-  // Code mode: runs job.execution in a fresh isolate of its own, disposed once it settles. The
+  // Code mode: runs the execution in a fresh isolate of its own, disposed once it settles. The
   // isolate is the thread's spare one when there is one of the right size (made ahead, after the
-  // thread's first execution), else made now. job.cancelKey must be unique among the thread's
+  // thread's first execution), else made now. job.key must be unique among the thread's
   // requests in flight.
-  void startExecution(RequestJob job);
+  void startExecution(ExecutionJob job);
   void toolAnswer(std::uint64_t key, std::uint64_t call, bool ok, std::string text);
 
   // Controls for a request, by its cancel key (see EventLoop); unknown keys are ignored.

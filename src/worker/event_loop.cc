@@ -116,8 +116,7 @@ Status EventLoop::loadApp(const AppSpec& spec, AppLoadReport* report) {
     app->natives.Reset(isolate, natives);
 
     v8::Local<v8::Object> ns;
-    if (!app->modules
-             .loadMain(js, *modules, &error, spec.codeCache, spec.sourceSha256, report)
+    if (!app->modules.loadMain(js, *modules, &error, spec.codeCache, spec.sourceSha256, report)
              .ToLocal(&ns)) {
       return;
     }
@@ -147,9 +146,8 @@ Status EventLoop::loadApp(const AppSpec& spec, AppLoadReport* report) {
 void EventLoop::discardApp(std::unique_ptr<App> app) {
   // Timers the failed module set must not outlive it.
   timers_.clearOfOwner(app.get());
-  hostOps_.removeOfOwner(app.get(), [this](std::uint64_t op, const auto& h) {
-    endHostOp(op, h.kind);
-  });
+  hostOps_.removeOfOwner(app.get(),
+                         [this](std::uint64_t op, const auto& h) { endHostOp(op, h.kind); });
   appByState_.erase(&app->state);
   {
     // The context and its handles go with the app; dispose them inside the isolate.
@@ -191,10 +189,6 @@ void EventLoop::startRequest(RequestJob job) {
     return;
   }
   requests_.add(id, Request{0, std::move(job), &app, {}, {}, false, {}, {}, 0}, deadline);
-  if (app.execution) {
-    runExecution(app, id);
-    return;
-  }
 
   turn(app, id, [&](JsScope& js, v8::TryCatch& tryCatch) {
     v8::Isolate* isolate = js.isolate();
@@ -249,16 +243,24 @@ void EventLoop::finish(std::uint64_t id, AppResponse response) {
 void EventLoop::respond(std::uint64_t id, AppResponse response) {
   auto* it = requests_.find(id);
   if (!it || it->responded) return;
-  it->responded = true;
-  if (ExecutionSession* session = it->job.execution.get()) {
-    // Its CPU time so far, with the running turn's (its total is added when the turn ends).
-    std::chrono::nanoseconds cpu = it->cpuUsed;
-    if (turnCpuStart_.count() > 0) cpu += threadCpuTime() - turnCpuStart_;
-    session->outcome.cpuUs = static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::microseconds>(cpu).count());
+  if (it->isExecution()) {  // an execution settles; it has no response to give
+    settleExecution(*it, FailureKind::kInternal, "the runtime answered an execution as a request");
+    return;
   }
+  it->responded = true;
   auto done = std::move(it->job.done);
   done(std::move(response));
+}
+
+void EventLoop::settleExecution(Request& req, FailureKind kind, const std::string& detail) {
+  if (req.responded) return;
+  req.responded = true;
+  // Its CPU time so far, with the running turn's (its total is added when the turn ends).
+  std::chrono::nanoseconds cpu = req.cpuUsed;
+  if (turnCpuStart_.count() > 0) cpu += threadCpuTime() - turnCpuStart_;
+  req.exec.session->outcome.cpuUs = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(cpu).count());
+  req.exec.settle(kind, detail);
 }
 
 void EventLoop::finalize(std::uint64_t id) {
@@ -267,10 +269,10 @@ void EventLoop::finalize(std::uint64_t id) {
   Request& req = *taken;
   abortStream(req, FailureKind::kInternal, "the request ended before its stream", "AbortError");
   timers_.clearOfRequest(req.timers, id);
-  hostOps_.removeOfRequest(id, [this](std::uint64_t op, const auto& h) {
-    endHostOp(op, h.kind);
-  });
-  if (!req.responded && req.job.done) {
+  hostOps_.removeOfRequest(id, [this](std::uint64_t op, const auto& h) { endHostOp(op, h.kind); });
+  if (req.isExecution()) {
+    settleExecution(req, FailureKind::kInternal, "the execution ended without settling");
+  } else if (!req.responded && req.job.done) {
     req.job.done(AppResponse::failed(FailureKind::kInternal, "request ended without an answer"));
   }
 }
@@ -286,8 +288,7 @@ void EventLoop::fail(std::uint64_t id, FailureKind kind, const std::string& deta
               {"url", req.url},
               {"code", failureCode(kind)},
               {"error", detail}});
-    abortStream(*it, kind, detail,
-                kind == FailureKind::kTimeout ? "TimeoutError" : "AbortError");
+    abortStream(*it, kind, detail, kind == FailureKind::kTimeout ? "TimeoutError" : "AbortError");
     finalize(id);
     return;
   }
@@ -301,10 +302,16 @@ void EventLoop::fail(std::uint64_t id, FailureKind kind, const std::string& deta
     finalize(id);
     return;
   }
+  if (it->isExecution()) {
+    // Its failure is the caller's to report (the pool publishes execution.settle).
+    logEvent(Level::kDebug, "execution ended",
+             {{"execution", it->exec.key}, {"code", failureCode(kind)}, {"error", detail}});
+    settleExecution(*it, kind, detail);
+    finalize(id);
+    return;
+  }
   const AppRequest& req = it->job.request;
-  // An execution's failure is the caller's to report (the pool publishes execution.settle).
-  logEvent(it->clientGone || it->job.execution ? Level::kDebug : Level::kError,
-           "request failed",
+  logEvent(it->clientGone ? Level::kDebug : Level::kError, "request failed",
            {{"app", req.app},
             {"request", req.requestId},
             {"method", req.method},
@@ -324,9 +331,9 @@ void EventLoop::expireDeadlines() {
   while (std::uint64_t id = requests_.takeDue(now)) {
     Request& req = requests_.at(id);
     std::string detail;
-    if (req.job.execution) {
+    if (req.isExecution()) {
       detail = "the execution ran past its timeout of " +
-               std::to_string(wallTimeoutOf(req.job).count()) +
+               std::to_string(wallTimeoutOf(req).count()) +
                " ms (timeout_ms; time waiting on tool calls is not counted)";
     } else if (!req.stream) {
       detail = "no response within " + std::to_string(wallTimeoutOf(req.job).count()) + " ms";
@@ -341,9 +348,9 @@ void EventLoop::cancelRequest(std::uint64_t id) {
   auto* it = requests_.find(id);
   if (!it || (it->responded && !it->stream)) return;
   it->clientGone = true;
-  if (it->job.execution) {
+  if (it->isExecution()) {
     // Nobody waits for its outcome: it ends now, with its timers and tool calls.
-    fail(id, FailureKind::kShuttingDown, "the caller went away");
+    fail(id, FailureKind::kClientGone, "the caller went away");
     return;
   }
   logEvent(Level::kDebug, "client went away; aborting the request",

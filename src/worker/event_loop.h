@@ -28,6 +28,7 @@
 #include "util/doorbell.h"
 #include "util/result.h"
 #include "web/web_context.h"
+#include "worker/execution_job.h"
 #include "worker/fetch_router.h"
 #include "worker/host_op_table.h"
 #include "worker/offload_pool.h"
@@ -71,9 +72,12 @@ class EventLoop final : public TimerHost, public HostOps {
   void startRequest(RequestJob job);
   // Code mode (event_loop_exec.cc): loads an execution's code and modules into a context of
   // their own, named `name`, with `tools` and the outbound mode it asks for. A failure is also
-  // recorded in session->outcome (SYNTAX_ERROR with line and column, or GUEST_ERROR). Start it
-  // with startRequest(job) where job.request.app == name and job.execution == session.
+  // recorded in session->outcome (SYNTAX_ERROR with line and column, or GUEST_ERROR). Then
+  // startExecution(name, job) runs it (job.session == session).
   Status loadExecution(const std::string& name, std::shared_ptr<ExecutionSession> session);
+  // Runs the execution loaded as `name`: job.settled gets its outcome once it settles, or once
+  // its time, CPU or memory runs out, or its caller goes away (cancelRequest(job.key)).
+  void startExecution(const std::string& name, ExecutionJob job);
   // Makes the context of the next execution ahead of it (the web runtime from the snapshot), so
   // that loadExecution only compiles and runs. False (logged) when it cannot.
   bool prepareExecution();
@@ -145,16 +149,17 @@ class EventLoop final : public TimerHost, public HostOps {
     std::shared_ptr<ExecutionSession> execution = {};
     std::unique_ptr<LogSink> console = {};
   };
+  // What the loop keeps of an app's request, or of a code-mode execution, in flight.
   struct Request {
     std::uint64_t id;  // set by requests_, as is deadline
-    RequestJob job;
+    RequestJob job;    // an app's request (an execution's is empty)
     App* app;
     SteadyTime deadline;
     std::chrono::nanoseconds cpuUsed{0};
     bool responded = false;             // the answer went out; waitUntil work may still run
     std::vector<std::uint32_t> timers;  // ids it created (some may be gone): cancelled with it
     v8::Global<v8::Function> abort;     // returned by the runtime's dispatch
-    bool clientGone = false;  // cancelRequest ran: its failure is expected, not an error
+    bool clientGone = false;            // cancelRequest ran: its failure is expected, not an error
     // A streamed body: from its head (sent through job.done) to its end, and the runtime's
     // control(CREDIT) or control(CANCEL, ...) for it.
     std::optional<ResponseStream> stream = {};
@@ -183,20 +188,29 @@ class EventLoop final : public TimerHost, public HostOps {
     // `pausedLeft` of it remaining.
     std::size_t toolWaits = 0;
     std::chrono::nanoseconds pausedLeft{0};
+    // A code-mode execution: settled with an ExecutionOutcome, never answered with a response.
+    ExecutionJob exec = {};
+    bool isExecution() const { return exec.session != nullptr; }
   };
   static constexpr std::chrono::milliseconds kExecutionTurnCpu{ExecLimits::kMaxTurnCpuMs};
+  // An execution's CPU time and wall time are both bounded by its timeout_ms.
   std::chrono::nanoseconds cpuLimitOf(const Request& r) const {
+    if (r.isExecution()) return std::chrono::milliseconds(r.exec.session->spec.timeoutMs);
     return r.job.cpuLimit.count() > 0 ? std::chrono::nanoseconds(r.job.cpuLimit)
                                       : std::chrono::nanoseconds(options_.cpuLimit);
   }
   std::chrono::milliseconds wallTimeoutOf(const RequestJob& job) const {
     return job.wallTimeout.count() > 0 ? job.wallTimeout : options_.wallTimeout;
   }
+  std::chrono::milliseconds wallTimeoutOf(const Request& r) const {
+    if (r.isExecution()) return std::chrono::milliseconds(r.exec.session->spec.timeoutMs);
+    return wallTimeoutOf(r.job);
+  }
   // A request's CPU budget for its next stretch of JavaScript: what is left of cpuLimit; or, once
   // it streams its body (which may go on for hours), cpuLimit for each turn.
   std::chrono::nanoseconds cpuBudget(const Request& r) const {
     std::chrono::nanoseconds left = r.stream ? cpuLimitOf(r) : cpuLimitOf(r) - r.cpuUsed;
-    if (r.job.execution) left = std::min<std::chrono::nanoseconds>(left, kExecutionTurnCpu);
+    if (r.isExecution()) left = std::min<std::chrono::nanoseconds>(left, kExecutionTurnCpu);
     return left;
   }
   // A streamed body whose app stream must be cancelled (the request is already gone).
@@ -219,6 +233,8 @@ class EventLoop final : public TimerHost, public HostOps {
   void discardApp(std::unique_ptr<App> app);
   // Sends the answer once; the request stays while waitUntil work runs.
   void respond(std::uint64_t id, AppResponse response);
+  // Settles an execution once (kNone: as the session says), with its CPU time so far.
+  void settleExecution(Request& req, FailureKind kind, const std::string& detail);
   // Forgets the request: cancels its timers and host operations.
   void finalize(std::uint64_t id);
   // Throws a RangeError into JavaScript and returns true when the current request already has

@@ -244,6 +244,27 @@ bool EventLoop::makeExecutionNatives(JsScope& js, v8::Local<v8::Object> natives)
   return addNatives(js, natives, kNatives, std::size(kNatives));
 }
 
+void EventLoop::startExecution(const std::string& name, ExecutionJob job) {
+  auto found = apps_.find(name);
+  std::uint64_t id = job.key;
+  if (found == apps_.end() || found->second->execution != job.session) {
+    job.settle(FailureKind::kInternal, "the execution's code is not loaded");
+    return;
+  }
+  if (!Requests::isSubmitterId(id) || requests_.contains(id)) {
+    // The submitter's bug: its tool calls and its cancel would name another's.
+    job.settle(FailureKind::kInternal,
+               "execution id " + std::to_string(id) + " is out of range or already in flight");
+    return;
+  }
+  App& app = *found->second;
+  Request req{0, RequestJob{}, &app, {}, {}, false, {}, {}, 0};
+  req.exec = std::move(job);
+  SteadyTime deadline = clock_.now() + wallTimeoutOf(req);
+  requests_.add(id, std::move(req), deadline);
+  runExecution(app, id);
+}
+
 void EventLoop::runExecution(App& app, std::uint64_t id) {
   // Timers the modules set while they loaded are the execution's: charged to it, ended with it.
   Request& req = requests_.at(id);
@@ -267,7 +288,7 @@ ExecutionSession* EventLoop::callingExecution(const v8::FunctionCallbackInfo<v8:
                                               std::uint64_t* id) {
   *id = callingRequest(info, Expect::kUnanswered);
   if (*id == 0) return nullptr;
-  return requests_.at(*id).job.execution.get();
+  return requests_.at(*id).exec.session.get();
 }
 
 // settleExecution(id, resultJson)
@@ -302,7 +323,8 @@ void EventLoop::settleExecutionCallback(const v8::FunctionCallbackInfo<v8::Value
     return;
   }
   session.outcome.resultJson = std::move(text);
-  self->finish(id, AppResponse{});
+  self->settleExecution(self->requests_.at(id), FailureKind::kNone, {});
+  self->finalize(id);
 }
 
 // failExecution(id, message, stack): the guest threw or rejected.
@@ -334,11 +356,11 @@ void EventLoop::callToolCallback(const v8::FunctionCallbackInfo<v8::Value>& info
   auto app = self->appByState_.find(state);
   if (app == self->appByState_.end() || !app->second->execution) return;
   auto* req = self->requests_.find(self->owningRequest(*state));
-  if (!req || req->responded || !req->job.execution) {
+  if (!req || req->responded || !req->isExecution()) {
     info.GetReturnValue().Set(refusal(js, "ENDED", "the execution has ended"));
     return;
   }
-  ExecutionSession& session = *req->job.execution;
+  ExecutionSession& session = *req->exec.session;
   std::string provider, tool, args;
   std::size_t argsSize = 0;
   if (!stringValue(js, info[0], &provider, ExecLimits::kMaxNameBytes) ||
@@ -389,12 +411,12 @@ void EventLoop::toolAnswer(std::uint64_t id, std::uint64_t call, bool ok, std::s
   Request& req = *it;
   resumeClock(req);
   const char* code = "TOOL_ERROR";
-  if (ok && req.job.execution && text.size() > req.job.execution->spec.payloadLimit) {
+  if (ok && req.isExecution() && text.size() > req.exec.session->spec.payloadLimit) {
     ok = false;
     code = "PAYLOAD_LIMIT";
     text = "the answer to the tool call is " + std::to_string(text.size()) +
            " bytes of JSON, over the payload limit of " +
-           std::to_string(req.job.execution->spec.payloadLimit) + " bytes";
+           std::to_string(req.exec.session->spec.payloadLimit) + " bytes";
   }
   turn(*op->owner, id, [&](JsScope& js, v8::TryCatch&) {
     if (ok) {

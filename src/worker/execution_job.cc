@@ -2,13 +2,14 @@
 
 namespace isolane {
 
-ExecutionOutcome completeOutcome(ExecutionSession& session, const AppResponse& response) {
+ExecutionOutcome completeOutcome(ExecutionSession& session, FailureKind kind,
+                                 const std::string& detail) {
   ExecutionOutcome o = std::move(session.outcome);
   const ExecutionSpec& spec = session.spec;
-  if (response.failure == FailureKind::kNone) {
+  if (kind == FailureKind::kNone) {
     o.error = ExecErrorCode::kNone;
   } else if (o.error == ExecErrorCode::kNone) {  // ended by the loop, not by the execution
-    switch (response.failure) {
+    switch (kind) {
       case FailureKind::kCpuLimit:
         o.error = ExecErrorCode::kCpuLimit;
         if (o.cpuUs + 5'000 < std::uint64_t{spec.timeoutMs} * 1000) {
@@ -29,19 +30,23 @@ ExecutionOutcome completeOutcome(ExecutionSession& session, const AppResponse& r
         break;
       case FailureKind::kTimeout:
         o.error = ExecErrorCode::kTimeout;
-        o.message = response.failureDetail;
+        o.message = detail;
         break;
       case FailureKind::kShuttingDown:
         o.error = ExecErrorCode::kConnectionBroken;
         o.message = "the worker was shut down during the execution";
         break;
+      case FailureKind::kClientGone:
+        o.error = ExecErrorCode::kConnectionBroken;
+        o.message = "the caller went away: the execution was ended";
+        break;
       case FailureKind::kOverloaded:
         o.error = ExecErrorCode::kQueueOverflow;
-        o.message = response.failureDetail;
+        o.message = detail;
         break;
       default:
         o.error = ExecErrorCode::kInternal;
-        o.message = response.failureDetail;
+        o.message = detail;
         break;
     }
   }
@@ -55,18 +60,21 @@ ExecutionOutcome completeOutcome(ExecutionSession& session, const AppResponse& r
   return o;
 }
 
-RequestJob makeExecutionJob(std::uint64_t key, ExecutionSpec spec, ToolCallSink callTool,
-                            std::function<void(ExecutionOutcome)> settled) {
+void ExecutionJob::settle(FailureKind kind, const std::string& detail) {
+  auto callback = std::move(settled);
+  settled = nullptr;
+  if (callback) callback(completeOutcome(*session, kind, detail));
+}
+
+ExecutionJob makeExecutionJob(std::uint64_t key, ExecutionSpec spec, ToolCallSink callTool,
+                              std::function<void(ExecutionOutcome)> settled) {
   auto session = std::make_shared<ExecutionSession>();
   session->spec = std::move(spec);
   session->callTool = std::move(callTool);
-  RequestJob job;
-  job.request.requestId = "exec-" + std::to_string(key);
-  job.cancelKey = key;
-  job.execution = session;
-  job.done = [session, settled = std::move(settled)](AppResponse r) {
-    settled(completeOutcome(*session, r));
-  };
+  ExecutionJob job;
+  job.key = key;
+  job.session = std::move(session);
+  job.settled = std::move(settled);
   return job;
 }
 

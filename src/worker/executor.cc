@@ -18,6 +18,7 @@ Executor::Executor(const ExecutorOptions& options, LogSink& log, const Clock& cl
       log_(log),
       clock_(clock),
       requests_(options.queueCapacity),
+      queuedExecutions_(options.queueCapacity),
       status_(options.status ? *options.status : ownStatus_) {
   thread_ = std::thread([this] { run(); });
 }
@@ -54,6 +55,18 @@ bool Executor::submit(RequestJob& job) {
   return true;
 }
 
+bool Executor::submitExecution(ExecutionJob& job) {
+  if (stopping_.load(std::memory_order_relaxed) || job.key == 0) return false;
+  status_.pending.fetch_add(1, std::memory_order_relaxed);
+  if (job.received == std::chrono::steady_clock::time_point{}) job.received = clock_.now();
+  if (!queuedExecutions_.tryPush(job)) {
+    status_.pending.fetch_sub(1, std::memory_order_relaxed);
+    return false;
+  }
+  doorbell_.ring();
+  return true;
+}
+
 void Executor::cancel(std::uint64_t key) {
   Control c;
   c.kind = Control::Kind::kCancel;
@@ -69,7 +82,7 @@ void Executor::withdraw(std::uint64_t key) {
   std::vector<Taken> taken = takeQueued([key](const RequestJob& j) { return j.cancelKey == key; });
   for (Taken& t : taken) {
     t.job.done(unstarted(t.answer == FailureKind::kClientGone ? FailureKind::kClientGone
-                                                               : FailureKind::kWithdrawn));
+                                                              : FailureKind::kWithdrawn));
   }
   if (!taken.empty()) return;
   // Otherwise the thread may have it in hand: it is checked before it starts (the mark lives
@@ -302,6 +315,7 @@ void Executor::run() {
     // the oldest kFairWindow queued now, so one app's burst of long first turns does not start
     // before every other app's request, even one that arrived while the burst's first turn ran.
     RequestJob job;
+    ExecutionJob execution;
     auto leastLately = [&](const RequestJob& j) {
       auto it = lastStarted.find(j.request.app);
       return it == lastStarted.end() ? 0 : it->second;
@@ -331,12 +345,26 @@ void Executor::run() {
         job.done(AppResponse::failed(FailureKind::kShuttingDown, "server is stopping"));
       } else if (unstartedBy != FailureKind::kNone) {
         job.done(unstarted(unstartedBy));
-      } else if (job.execution) {
-        isolates.startExecution(std::move(job));
       } else {
         delays.started(clock_.now() - job.received, std::chrono::steady_clock::now());
         isolates.start(std::move(job));
         drainIfLong();
+      }
+    }
+    // Executions, in the order they came: each in an isolate of its own, so no app waits its turn.
+    for (std::size_t n = queuedExecutions_.size(); n > 0 && queuedExecutions_.tryPop(execution);
+         --n) {
+      execution.settled = [this, settled = std::move(execution.settled)](ExecutionOutcome o) {
+        status_.pending.fetch_sub(1, std::memory_order_relaxed);
+        executions_.fetch_add(1, std::memory_order_relaxed);
+        settled(std::move(o));
+      };
+      if (stopping_) {
+        execution.settle(FailureKind::kShuttingDown, "server is stopping");
+      } else if (controls_.lock()->cancelled.count(execution.key) != 0) {
+        execution.settle(FailureKind::kClientGone, {});  // nobody waits for it
+      } else {
+        isolates.startExecution(std::move(execution));
       }
     }
     if (!controls.cancelled.empty() || !controls.withdrawn.empty()) {
@@ -372,6 +400,13 @@ void Executor::run() {
       for (auto& job : jobs) {
         status_.pending.fetch_sub(1, std::memory_order_relaxed);
         job.done(AppResponse::failed(FailureKind::kShuttingDown, "server is stopping"));
+      }
+      queuedExecutions_.close();
+      std::deque<ExecutionJob> executions;
+      queuedExecutions_.drainInto(executions);
+      for (auto& e : executions) {
+        status_.pending.fetch_sub(1, std::memory_order_relaxed);
+        e.settle(FailureKind::kShuttingDown, "server is stopping");
       }
       for (auto& command : *commands_.lock()) {
         command.outcome.set_value(Error{"the executor is stopping"});

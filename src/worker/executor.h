@@ -24,6 +24,7 @@
 #include "util/result.h"
 #include "worker/app_isolates.h"
 #include "worker/event_loop.h"
+#include "worker/execution_job.h"
 #include "worker/executor_inbox.h"
 #include "worker/request_job.h"
 
@@ -65,6 +66,12 @@ class Executor {
   // Safe from any thread. False when the queue is full or the executor is stopping; `job` is
   // then untouched and the caller answers it. Otherwise job.done is called exactly once.
   bool submit(RequestJob& job);
+
+  // Safe from any thread. The same for a code-mode execution: false when the queue is full or
+  // the executor is stopping (`job` untouched); otherwise job.settled is called exactly once.
+  // It runs in a fresh isolate of its own (AppIsolates::startExecution); job.key names it for
+  // cancel() and toolAnswer() and must be unique among the thread's requests in flight.
+  bool submitExecution(ExecutionJob& job);
 
   // Safe from any thread. Answers every queued and running request with kShuttingDown and joins.
   void stop();
@@ -182,6 +189,7 @@ class Executor {
   LogSink& log_;
   const Clock& clock_;
   BoundedQueue<RequestJob> requests_;
+  BoundedQueue<ExecutionJob> queuedExecutions_;  // code mode's, beside the apps' requests
   Guarded<std::deque<LoadCommand>> commands_;
   struct Controls {
     std::deque<Control> order;  // in arrival order; a credit or cancel once per key

@@ -174,6 +174,24 @@ bool ExecutorSet::submitTo(std::size_t i, RequestJob& job) {
   return false;
 }
 
+bool ExecutorSet::submitExecution(ExecutionJob& job) {
+  std::size_t i = single_ ? 0 : pick({});
+  if (i >= executors_.size()) i = 0;
+  if (single_) return executors_[i]->submitExecution(job);
+  std::uint64_t key = job.key;
+  routes_.lock()->insert_or_assign(key, i);
+  // The route (for its cancel and its tool answers) lives until it settles. It never moves.
+  auto original = std::move(job.settled);
+  job.settled = [this, key, original](ExecutionOutcome o) {
+    forget(key);
+    original(std::move(o));
+  };
+  if (executors_[i]->submitExecution(job)) return true;
+  forget(key);
+  job.settled = std::move(original);  // untouched, as promised
+  return false;
+}
+
 bool ExecutorSet::attachInbox(ExecutorInbox* inbox) {
   if (!single_) return false;
   executors_[0]->attachInbox(inbox);
@@ -220,7 +238,7 @@ std::size_t ExecutorSet::othersFree(std::size_t from,
 void ExecutorSet::moveQueuedOff(std::size_t from, std::uint64_t onlyKey) {
   if (!ready_.load(std::memory_order_acquire)) return;
   const Executor& source = *executors_[from];
-  auto turn = source.turnSince();  // first: the common case (no turn) reads no clock
+  auto turn = source.turnSince();              // first: the common case (no turn) reads no clock
   if (!turn || source.pending() <= 1) return;  // no turn, or nothing waits behind it
   auto now = std::chrono::steady_clock::now();
   if (now - *turn <= kLongTurn) return;  // not long (yet), or it came free meanwhile
@@ -246,7 +264,7 @@ void ExecutorSet::moveQueuedOff(std::size_t from, std::uint64_t onlyKey) {
     std::vector<std::size_t> given(executors_.size(), 0);
     std::vector<std::size_t> to;
     std::vector<Executor::Taken> taken = executors_[from]->takeQueued([&](const RequestJob& j) {
-      if (j.cancelKey == 0 || j.bodyStreamed || j.execution) return false;
+      if (j.cancelKey == 0 || j.bodyStreamed) return false;
       if (onlyKey != 0 && j.cancelKey != onlyKey) return false;
       auto known = std::find_if(placeOf.begin(), placeOf.end(),
                                 [&](const auto& p) { return p.first == j.request.app; });

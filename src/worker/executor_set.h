@@ -36,8 +36,9 @@ class ExecutorSet {
   // the others.
   // `moveQueued`: a request that waits, unstarted, behind a thread's long turn moves to a thread
   // that is free (as soon as the turn has lasted kLongTurn, or when a thread comes free), if the
-  // router would send it there; one with a streamed body or an execution stays. Off where the
-  // submitter moves requests itself (the in-process backend withdraws and places them again).
+  // router would send it there; one with a streamed body stays (and executions wait in a queue
+  // of their own, never moved). Off where the submitter moves requests itself (the in-process
+  // backend withdraws and places them again).
   ExecutorSet(std::size_t threads, const ExecutorOptions& options, LogSink& log,
               const Clock& clock = SystemClock::instance(), StatusPage* page = nullptr,
               bool reserve = false, bool moveQueued = false);
@@ -53,6 +54,8 @@ class ExecutorSet {
   bool submit(RequestJob& job);
   // The same, on the thread the caller chose (< size()).
   bool submitTo(std::size_t thread, RequestJob& job);
+  // A code-mode execution, on the least loaded thread (false: no room, `job` untouched).
+  bool submitExecution(ExecutionJob& job);
   void cancel(std::uint64_t key);
   void withdraw(std::uint64_t key);
   void credit(std::uint64_t key, std::size_t bytes);

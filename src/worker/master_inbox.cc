@@ -29,8 +29,8 @@ class FrameStreamSink final : public StreamSink {
     if (blocks_ && !bytes.empty() && bytes.size() <= kStreamBlockBytes) {
       if (std::optional<std::uint32_t> block = blocks_->claim()) {
         std::memcpy(blocks_->data(*block), bytes.data(), bytes.size());
-        Result<std::string> frame = encodeSharedBodyChunk(
-            id_, *block, static_cast<std::uint32_t>(bytes.size()), max_);
+        Result<std::string> frame =
+            encodeSharedBodyChunk(id_, *block, static_cast<std::uint32_t>(bytes.size()), max_);
         if (frame) return out_.sendBytes(std::move(frame.value()));
         blocks_->unclaim(*block);
       }
@@ -353,16 +353,16 @@ void MasterInbox::startExecution(const wire::Execute& m) {
   if (spec.payloadLimit == 0 || spec.payloadLimit > ceiling) spec.payloadLimit = ceiling;
   if (spec.resultLimit == 0 || spec.resultLimit > ceiling) spec.resultLimit = ceiling;
   if (spec.consoleLimit > ceiling / 4) spec.consoleLimit = ceiling / 4;
-  RequestJob job = makeExecutionJob(
+  ExecutionJob job = makeExecutionJob(
       id, std::move(spec),
-      [&out = parts_.out, id, max](std::uint64_t call, const std::string& provider, const std::string& tool,
-                      const std::string& args) {
+      [&out = parts_.out, id, max](std::uint64_t call, const std::string& provider,
+                                   const std::string& tool, const std::string& args) {
         out.send(encodeToolCall(id, call, provider, tool, args, max));
       },
       [&out = parts_.out, id, max](ExecutionOutcome outcome) {
         out.sendBytes(encodeExecResult(id, outcome, max));
       });
-  if (!parts_.executor.submit(job)) {
+  if (!parts_.executor.submitExecution(job)) {
     refuse(ExecErrorCode::kQueueOverflow, "the worker's queue is full");
   }
 }

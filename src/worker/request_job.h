@@ -7,7 +7,6 @@
 #include <memory>
 
 #include "ipc/http_exchange.h"
-#include "worker/execution_session.h"
 #include "worker/stream_sink.h"
 
 namespace isolane {
@@ -34,9 +33,6 @@ struct RequestJob {
   // more.
   bool bodyStreamed = false;
   std::function<void(std::size_t bytes)> bodyConsumed = {};
-  // A code-mode execution (then `request` names no app): it runs in a fresh isolate of its own
-  // (AppIsolates::startExecution), and its outcome is read from here once `done` is called.
-  std::shared_ptr<ExecutionSession> execution = {};
   // The request's own bounds, over the loop's (0: the loop's): wall time to its answer (time
   // waiting on tool calls not counted) and CPU time of its JavaScript.
   std::chrono::milliseconds wallTimeout{0};
