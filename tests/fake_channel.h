@@ -23,9 +23,10 @@ namespace isolane::test {
 // What the pool sent a fake worker, decoded.
 struct SentFrame {
   wire::Message type = wire::Message::NONE;
-  std::uint64_t seq = 0;  // a Heartbeat's
-  std::string app;        // a LoadApp's
-  std::uint64_t id = 0;   // an Execute's
+  std::uint64_t seq = 0;   // a Heartbeat's
+  std::string app;         // a LoadApp's
+  std::uint64_t id = 0;    // an Execute's, a Request's, a Cancel's
+  std::size_t thread = 0;  // the executor thread whose socket it went on
 };
 
 // The test's end of one fake worker, shared with the channel the pool holds.
@@ -35,22 +36,26 @@ class FakeEnd {
 
   pid_t pid() const { return pid_; }
   const std::vector<std::string>& argv() const { return spawn_.argv; }
+  std::size_t sockets() const { return spawn_.sockets; }
 
   // The frames the pool sent since the last call.
   std::vector<SentFrame> take() {
-    std::deque<std::string> raw;
+    std::deque<std::pair<std::size_t, std::string>> raw;
     {
       std::lock_guard lock(mu_);
       raw.swap(inbox_);
     }
     std::vector<SentFrame> out;
-    for (const std::string& bytes : raw) {
+    for (const auto& [thread, bytes] : raw) {
       eachFrame(bytes, [&](const wire::Frame& f, std::string_view) {
         SentFrame s;
         s.type = f.message_type();
+        s.thread = thread;
         if (auto* hb = f.message_as_Heartbeat()) s.seq = hb->seq();
         if (auto* load = f.message_as_LoadApp()) s.app = load->name() ? load->name()->str() : "";
         if (auto* exec = f.message_as_Execute()) s.id = exec->id();
+        if (auto* request = f.message_as_Request()) s.id = request->id();
+        if (auto* cancel = f.message_as_Cancel()) s.id = cancel->id();
         out.push_back(std::move(s));
       });
     }
@@ -95,10 +100,10 @@ class FakeEnd {
   }
 
   // The channel's side.
-  Status received(const std::string& frame) {
+  Status received(const std::string& frame, std::size_t thread = 0) {
     std::lock_guard lock(mu_);
     if (exited_) return Error{"the worker is gone"};
-    inbox_.push_back(frame);
+    inbox_.emplace_back(thread < spawn_.sockets ? thread : 0, frame);
     eachFrame(frame, [&](const wire::Frame& f, std::string_view) {
       shutdownSent_ |= f.message_type() == wire::Message::Shutdown;
     });
@@ -145,7 +150,7 @@ class FakeEnd {
   const pid_t pid_;
   mutable std::mutex mu_;
   std::condition_variable exitCv_;
-  std::deque<std::string> inbox_;
+  std::deque<std::pair<std::size_t, std::string>> inbox_;  // (thread, frame)
   int killedBy_ = 0;
   bool exited_ = false, dead_ = false, shutdownSent_ = false;
 };
@@ -154,6 +159,12 @@ class FakeChannel final : public WorkerChannel {
  public:
   explicit FakeChannel(std::shared_ptr<FakeEnd> end) : end_(std::move(end)) {}
   Status send(std::string frame) override { return end_->received(frame); }
+  Status sendTo(std::size_t thread, std::string frame) override {
+    return end_->received(frame, thread);
+  }
+  Status sendTo(std::size_t thread, std::string head, std::string trailer) override {
+    return end_->received(appendTrailer(std::move(head), trailer).value(), thread);
+  }
   void kill(int signal) override { end_->signal(signal); }
   pid_t pid() const override { return end_->pid(); }
   bool alive() const override { return end_->alive(); }

@@ -161,7 +161,7 @@ TEST(MasterInbox, ALongTurnHoldsUpNoHeartbeatAndALoadWaitsForItInOrder) {
   StatusPage page;
   ExecutorSet executor(1, options, console, SystemClock::instance(), &page);
   MasterInbox inbox(fds[0], {out, executor, egress, console, kMax, {}});
-  ASSERT_TRUE(executor.attachInbox(&inbox));
+  ASSERT_TRUE(executor.attachInbox(0, &inbox));
   MasterEnd master(fds[1]);
 
   master.send(encodeLoadApp(AppSpec{"spin", kApps + "spin.js", {}}, kMax));

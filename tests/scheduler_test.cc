@@ -120,5 +120,24 @@ TEST(Scheduler, AHeavyAppMayUseEveryWorkerButOneAtMostItsShare) {
   EXPECT_EQ(heavyWorkerLimit(8, 0.0), 1u);
 }
 
+TEST(Scheduler, WithinAWorkerTheLeastBusyFreeThreadTakesTheRequest) {
+  struct ThreadCase {
+    const char* name;
+    std::vector<ThreadView> threads;
+    std::size_t expected;
+  };
+  const ThreadCase cases[] = {
+      {"one thread", {{3, false}}, 0},
+      {"idle: the first, so a light load keeps to one thread", {{0, false}, {0, false}}, 0},
+      {"the fewest in flight", {{2, false}, {1, false}, {1, false}}, 1},
+      {"a wedged thread is passed over however idle", {{0, true}, {5, false}}, 1},
+      {"every thread wedged: the fewest in flight", {{4, true}, {2, true}}, 1},
+      {"nothing to choose from", {}, 0},
+  };
+  for (const ThreadCase& c : cases) {
+    EXPECT_EQ(placeThread(c.threads), c.expected) << c.name;
+  }
+}
+
 }  // namespace
 }  // namespace isolane

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <future>
 
 #include "exec/exec_pool.h"
@@ -113,6 +115,63 @@ TEST_F(ServeSupervision, AMissedHeartbeatKillsTheWorkerAndItsSlotRespawnsQuarant
   EXPECT_TRUE(pool_->workers()[0].quarantined);
   clock_.advance(5001ms);
   EXPECT_FALSE(pool_->workers()[0].quarantined);
+}
+
+// A worker's executor threads each read a socket of their own: the pool tells the worker which
+// descriptors they are, puts each request on the thread with the fewest in flight, and sends
+// what follows a request (its cancel) on the same thread's socket.
+TEST(ServeThreadSockets, EachRequestGoesToALeastBusyThreadAndItsCancelFollowsIt) {
+  test::ManualClock clock;
+  MetricsRegistry metrics;
+  FakeWorkers fakes;
+  PoolOptions o;
+  o.size = 1;
+  o.executorThreads = 3;
+  o.workerCommand = {"/nonexistent/worker"};
+  o.spawnWorker = fakes.spawner();
+  SubprocessBackend pool(o, metrics, clock, SubprocessBackend::Supervision::kManual);
+  ASSERT_TRUE(pool.start({AppSpec{"hello", kApps + "hello.js", {}}}).ok());
+  std::shared_ptr<FakeEnd> w = fakes.at(0);
+  EXPECT_EQ(w->sockets(), 3u);
+  const std::vector<std::string>& argv = w->argv();
+  auto fds = std::find(argv.begin(), argv.end(), "--thread-fds");
+  ASSERT_NE(fds, argv.end());
+  ASSERT_NE(fds + 1, argv.end());
+  EXPECT_EQ(*(fds + 1), "6,7");
+  w->say(encodeHello(w->pid(), FakeEnd::kMax, "engine"));
+  for (int i = 0; i < 4; ++i) {
+    for (const SentFrame& f : w->answer()) {
+      EXPECT_EQ(f.thread, 0u) << "loads and heartbeats go on the first socket";
+    }
+  }
+  ASSERT_EQ(pool.readyWorkers(), 1u);
+
+  std::vector<std::uint64_t> handles;
+  std::atomic<int> answered{0};
+  auto submit = [&] {
+    handles.push_back(pool.submit(AppRequest{"hello", "r", "GET", "http://x/", {}, ""},
+                                  [&](AppResponse) { ++answered; }));
+    std::vector<SentFrame> sent = w->take();
+    EXPECT_EQ(sent.size(), 1u);
+    return sent.empty() ? SentFrame{} : sent[0];
+  };
+  SentFrame a = submit(), b = submit(), c = submit();
+  EXPECT_EQ(a.thread, 0u);
+  EXPECT_EQ(b.thread, 1u);
+  EXPECT_EQ(c.thread, 2u);
+  pool.cancel(handles[1]);
+  std::vector<SentFrame> cancels = w->take();
+  ASSERT_EQ(cancels.size(), 1u);
+  EXPECT_EQ(cancels[0].type, wire::Message::Cancel);
+  EXPECT_EQ(cancels[0].id, b.id);
+  EXPECT_EQ(cancels[0].thread, 1u) << "a cancel goes where its request went";
+  // Thread 0's request is answered: the next one goes there, the least busy again.
+  AppResponse ok;
+  ok.status = 200;
+  w->say(encodeWholeResponse(a.id, ok, FakeEnd::kMax));
+  EXPECT_EQ(answered.load(), 1);
+  EXPECT_EQ(submit().thread, 0u);
+  pool.stop();
 }
 
 TEST_F(ServeSupervision, AWorkerSilentPastTheSpawnDeadlineIsKilled) {

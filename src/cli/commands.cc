@@ -146,6 +146,8 @@ int runCommandLine(const std::vector<std::string>& args, const EngineCommands* e
   workerCmd->add_option("--slot", worker.slot, "slot index");
   workerCmd->add_option("--status-fd", worker.statusFd, "status page descriptor");
   workerCmd->add_option("--blocks-fd", worker.blocksFd, "stream blocks descriptor");
+  workerCmd->add_option("--thread-fds", worker.threadFds, "sockets of executor threads 1, 2, ...")
+      ->delimiter(',');
   workerCmd->add_option("--cpu-ms", worker.cpuMs);
   workerCmd->add_option("--timeout-ms", worker.timeoutMs);
   workerCmd->add_option("--stream-idle-ms", worker.streamIdleMs);

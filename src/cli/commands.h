@@ -23,6 +23,9 @@ struct WorkerArgs {
   int fd = 3;
   int statusFd = -1;  // the status page the master reads (ipc/status_page.h); -1: none
   int blocksFd = -1;  // the stream blocks streamed pieces cross in (ipc/stream_blocks.h); -1: none
+  // The sockets of executor threads 1, 2, ... (the first's is `fd`); none: one reader thread
+  // hands every request on.
+  std::vector<int> threadFds;
   int slot = 0;
   long long cpuMs = 2'000, timeoutMs = 60'000, heapMb = 128, queueCapacity = 4096;
   long long threads = 1, maxIsolates = 64, isolateIdleMs = 300'000;

@@ -145,6 +145,7 @@ int worker(const WorkerArgs& args) {
   options.fd = args.fd;
   options.statusFd = args.statusFd;
   options.blocksFd = args.blocksFd;
+  options.threadFds = args.threadFds;
   options.maxFrameBytes = args.maxFrameBytes;
   options.executor.queueCapacity = static_cast<std::size_t>(args.queueCapacity);
   options.executor.loop.cpuLimit = std::chrono::milliseconds(args.cpuMs);

@@ -62,6 +62,9 @@ struct PoolOptions {
   // started beside it, which takes a request only when the other is inside a long turn of
   // another app (the OS time-slices the two). false: none.
   bool reserveThread = true;
+  // A worker's executor threads (executor_threads), each reading a socket of its own: the
+  // scheduler picks the thread as well as the worker (pool/scheduler.h placeThread).
+  std::size_t executorThreads = 1;
   // Admission by delay (CoDel's measure): when the requests of every worker have waited longer
   // than this before their first turn, over a whole 100 ms interval (a standing queue, not a
   // burst), new short requests are shed with 503 and `x-isolane-shed: overloaded`, those of the

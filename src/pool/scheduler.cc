@@ -10,6 +10,20 @@ std::size_t heavyWorkerLimit(std::size_t workers, double share) {
   return std::clamp<std::size_t>(byShare, 1, workers - 1);
 }
 
+std::size_t placeThread(std::span<const ThreadView> threads) {
+  std::size_t best = 0;
+  bool found = false;
+  for (bool takeWedged : {false, true}) {
+    for (std::size_t i = 0; i < threads.size(); ++i) {
+      if (threads[i].wedged && !takeWedged) continue;
+      if (!found || threads[i].inFlight < threads[best].inFlight) best = i;
+      found = true;
+    }
+    if (found) break;
+  }
+  return best;
+}
+
 Placement placeRequest(std::span<const WorkerView> workers, bool stream,
                        std::size_t workerMaxInflight, std::size_t heavyLimit) {
   Placement placement;

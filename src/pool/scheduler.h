@@ -16,6 +16,10 @@
 // number `heavyLimit` (by default every worker but one), so that a flood of long turns never
 // holds every thread while another app waits; the rest of its requests wait in its own queue.
 //
+// Within the chosen worker, a request goes to the executor thread with the fewest of the master's
+// requests in flight that is not wedged (placeThread): the worker's threads each read their own
+// socket, so the master picks the thread as well as the worker.
+//
 // Thread rule: pure; any thread.
 
 #include <cstddef>
@@ -49,6 +53,18 @@ struct Placement {
 // heavy).
 Placement placeRequest(std::span<const WorkerView> workers, bool stream,
                        std::size_t workerMaxInflight, std::size_t heavyLimit = 0);
+
+// One executor thread of the chosen worker, each of which reads a socket of its own from the
+// master: what the master sent it and has not had answered, and whether its status page shows
+// it inside one turn longer than wedged_turn_ms.
+struct ThreadView {
+  std::size_t inFlight = 0;
+  bool wedged = false;
+};
+// The thread that takes a request on that worker: the one with the fewest requests in flight of
+// those not wedged, the lowest on a tie (so that a light load stays on one thread and its
+// isolates); of all of them when every one is wedged. 0 for an empty span.
+std::size_t placeThread(std::span<const ThreadView> threads);
 
 // How many workers a heavy app may use: all but one, at most `share` of them (0-1), at least 1.
 std::size_t heavyWorkerLimit(std::size_t workers, double share);

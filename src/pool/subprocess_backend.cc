@@ -170,6 +170,9 @@ void SubprocessBackend::releaseLocked(const Pending& p) {
   std::size_t& count = p.stream ? slot.streams : slot.inFlight;
   if (live && count > 0) --count;
   if (live && !p.stream) slot.appRequests.remove(p.app);
+  if (live && p.thread < slot.threadInFlight.size() && slot.threadInFlight[p.thread] > 0) {
+    --slot.threadInFlight[p.thread];
+  }
   if (!p.stream) admission_.countApp(p.app, false);
   capOf(p.stream).give();
 }
@@ -279,6 +282,7 @@ std::uint64_t SubprocessBackend::submit(AppRequest request, std::function<void(A
 
 void SubprocessBackend::cancel(std::uint64_t handle) {
   std::shared_ptr<WorkerChannel> proc;
+  std::uint32_t thread = 0;
   {
     std::unique_lock<std::mutex> lock(mu_);
     auto it = pending_.find(handle);
@@ -295,9 +299,10 @@ void SubprocessBackend::cancel(std::uint64_t handle) {
     Slot& slot = *slots_[static_cast<std::size_t>(it->second.slot)];
     if (slot.generation != it->second.generation || !slot.proc) return;
     proc = slot.proc;
+    thread = it->second.thread;
   }
   auto frame = encodeCancel(handle, options_.maxFrameBytes);
-  if (frame) (void)proc->send(std::move(frame.value()));
+  if (frame) (void)proc->sendTo(thread, std::move(frame.value()));
 }
 
 std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(AppResponse)> done,
@@ -390,6 +395,9 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
   pending.stream = stream;
   pending.requestBody = request.bodyStream;
   pending.arrived = arrived;
+  const std::uint32_t thread = pickThreadLocked(*slot);
+  pending.thread = thread;
+  ++slot->threadInFlight[thread];
   // A replayable request is kept for its replay: moved there, not copied, and read from there.
   std::shared_ptr<const AppRequest> kept;
   if (!replayed && isReplayable(request)) {
@@ -406,18 +414,21 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
     return 0;
   }
   // A failed send means the worker is dying; its death answers this request.
-  (void)proc->send(std::move(frame.value()));
+  (void)proc->sendTo(thread, std::move(frame.value()));
   if (sent.bodyStream) {
     // Its body follows as it arrives, each piece a frame behind the request's. A dead worker
     // stops the forwarding: the send fails, and its death answers the request.
     std::weak_ptr<WorkerChannel> weak = proc;
     std::size_t max = options_.maxFrameBytes;
-    forwardBody(*sent.bodyStream, [weak, id, max](std::string piece, bool end, std::string error) {
-      auto worker = weak.lock();
-      // The piece is the frame's trailer, written from where it is (not copied behind the head).
-      auto head = encodeRequestBodyHead(id, piece.size(), end, error, max);
-      if (worker && head) (void)worker->send(std::move(head.value()), std::move(piece));
-    });
+    forwardBody(*sent.bodyStream,
+                [weak, id, max, thread](std::string piece, bool end, std::string error) {
+                  auto worker = weak.lock();
+                  // The piece is the frame's trailer, written from where it is (not copied behind
+                  // the head).
+                  auto head = encodeRequestBodyHead(id, piece.size(), end, error, max);
+                  if (worker && head)
+                    (void)worker->sendTo(thread, std::move(head.value()), std::move(piece));
+                });
   }
   return id;
 }

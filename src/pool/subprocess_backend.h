@@ -85,7 +85,13 @@ class SubprocessBackend final : public Backend {
   // Frames to send once mu_ is released: nothing is sent while holding it, so that a worker
   // whose socket is full can never stall the pool (nor, through it, the reactor that reads every
   // other worker and, in `serve`, the HTTP front).
-  using Outbox = std::vector<std::pair<std::shared_ptr<WorkerChannel>, std::string>>;
+  // Frames to send once mu_ is released, each on its executor thread's socket.
+  struct Outgoing {
+    std::shared_ptr<WorkerChannel> proc;
+    std::string frame;
+    std::uint32_t thread = 0;
+  };
+  using Outbox = std::vector<Outgoing>;
   static void sendAll(Outbox& outbox);
   void spawnLocked(Slot& slot);
   void onFrame(int slot, std::uint64_t generation, const wire::Frame& frame,
@@ -135,6 +141,8 @@ class SubprocessBackend final : public Backend {
     bool confined = false;       // none: the app is heavy and the workers it may use are unfit
   };
   Pick pickLocked(bool stream, const std::string& app);
+  // Which executor thread of `slot` (its socket) takes the next request (placeThread).
+  std::uint32_t pickThreadLocked(Slot& slot);
   // Every executor thread of the worker is inside one turn for longer than wedgedTurn.
   bool wedgedLocked(const Slot& slot) const;
   // Asks each wedged worker to give back the requests it has not started (GETs and HEADs without

@@ -326,16 +326,17 @@ void SubprocessBackend::startStreamLocked(std::uint64_t id, Pending& p, Slot& sl
     }
   }
   std::shared_ptr<WorkerChannel> proc = slot.proc;
+  const std::uint32_t thread = p.thread;  // (p is not read once the lock is released)
   if (refused) {
     rejected_.with({"stream-full"}).inc();
     head = streamCapShed(capOf(true).cap());
   } else {
     std::weak_ptr<WorkerChannel> weak = proc;
     std::size_t max = options_.maxFrameBytes;
-    p.pipe = std::make_shared<BodyPipe>([weak, id, max](std::size_t bytes) {
+    p.pipe = std::make_shared<BodyPipe>([weak, id, max, thread](std::size_t bytes) {
       auto worker = weak.lock();
       auto frame = encodeCredit(id, static_cast<std::uint32_t>(bytes), max);
-      if (worker && frame) (void)worker->send(std::move(frame.value()));
+      if (worker && frame) (void)worker->sendTo(thread, std::move(frame.value()));
     });
     p.hangDeadline = streamHangDeadline();
     head.stream = p.pipe;
@@ -343,7 +344,7 @@ void SubprocessBackend::startStreamLocked(std::uint64_t id, Pending& p, Slot& sl
   lock.unlock();
   if (refused && proc) {
     auto cancel = encodeCancel(id, options_.maxFrameBytes);
-    if (cancel) (void)proc->send(std::move(cancel.value()));
+    if (cancel) (void)proc->sendTo(thread, std::move(cancel.value()));
   }
   done(std::move(head));
   drainQueue();

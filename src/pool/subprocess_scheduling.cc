@@ -3,6 +3,8 @@
 // standing queue, and shed by delay (CoDel's measure) rather than only by count, the app with
 // the most requests in flight first.
 #include <algorithm>
+#include <array>
+#include <span>
 #include <vector>
 
 #include "pool/scheduler.h"
@@ -66,6 +68,25 @@ SubprocessBackend::Pick SubprocessBackend::pickLocked(bool stream, const std::st
   return pick;
 }
 
+std::uint32_t SubprocessBackend::pickThreadLocked(Slot& slot) {
+  std::size_t threads = std::max<std::size_t>(options_.executorThreads, 1);
+  if (slot.threadInFlight.size() != threads) slot.threadInFlight.assign(threads, 0);
+  if (threads == 1) return 0;
+  // The master's own counts, and from the page (a hint: a worker cannot send a request to a
+  // thread it has no socket for) which threads are wedged.
+  std::array<ThreadView, StatusPage::kMaxThreads> views{};
+  std::size_t n = std::min<std::size_t>(threads, views.size());
+  std::int64_t nowNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::steady_clock::now().time_since_epoch())
+                           .count();
+  for (std::size_t i = 0; i < n; ++i) {
+    views[i].inFlight = slot.threadInFlight[i];
+    views[i].wedged = slot.status && options_.wedgedTurn.count() > 0 &&
+                      inLongTurn(slot.status->page().thread[i], nowNs, options_.wedgedTurn);
+  }
+  return static_cast<std::uint32_t>(placeThread(std::span<const ThreadView>(views.data(), n)));
+}
+
 void SubprocessBackend::withdrawFromWedgedLocked(Outbox& outbox) {
   if (options_.wedgedTurn.count() == 0) return;
   std::vector<bool> wedged(slots_.size());
@@ -83,7 +104,7 @@ void SubprocessBackend::withdrawFromWedgedLocked(Outbox& outbox) {
     auto frame = encodeCancel(id, options_.maxFrameBytes, /*unstartedOnly=*/true);
     if (!frame) continue;
     p.withdrawing = true;
-    outbox.emplace_back(slot.proc, std::move(frame.value()));
+    outbox.push_back({slot.proc, std::move(frame.value()), p.thread});
   }
 }
 

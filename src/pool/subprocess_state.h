@@ -31,8 +31,10 @@ struct SubprocessBackend::Slot {
   // The memory its streamed pieces cross in (may be null); pieces still on their way to a client
   // keep an earlier process's alive.
   std::shared_ptr<StreamBlocksFile> blocks;
-  std::uint64_t generation = 0;            // frames and deaths of an older process are ignored
-  std::size_t inFlight = 0;                // short requests: the ones workerMaxInflight bounds
+  std::uint64_t generation = 0;  // frames and deaths of an older process are ignored
+  std::size_t inFlight = 0;      // short requests: the ones workerMaxInflight bounds
+  // Requests (short and streamed) sent to each executor thread's socket and not finished.
+  std::vector<std::size_t> threadInFlight;
   std::size_t streams = 0;  // requests streaming their body (or of an app marked streaming)
   AppCounts appRequests;    // inFlight, by app
   std::size_t appsLoaded = 0;
@@ -91,6 +93,8 @@ struct SubprocessBackend::Pending {
   bool clientGone = false;  // cancel() was called: never moved, never sent again
   // A whole answer's body as it arrives, charged to the client budget (PoolOptions).
   ByteCharge bodyCharge = {};
+  // The executor thread whose socket it went on: its body, cancel and credit follow it there.
+  std::uint32_t thread = 0;
 };
 
 inline std::string slotName(int i) { return std::to_string(i); }

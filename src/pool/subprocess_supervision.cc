@@ -7,12 +7,13 @@
 #include "obs/log.h"
 #include "pool/subprocess_backend.h"
 #include "pool/subprocess_state.h"
+#include "pool/worker_process.h"
 
 namespace isolane {
 
 void SubprocessBackend::sendAll(Outbox& outbox) {
   // A failed send means the worker is dying; its death is handled on the reactor.
-  for (auto& [proc, frame] : outbox) (void)proc->send(std::move(frame));
+  for (Outgoing& o : outbox) (void)o.proc->sendTo(o.thread, std::move(o.frame));
   outbox.clear();
 }
 
@@ -41,6 +42,18 @@ void SubprocessBackend::spawnLocked(Slot& slot) {
     logEvent(Level::kWarn, "no stream blocks for the worker; its streams go through its socket",
              {{"slot", index}, {"error", blocks.error()}});
   }
+  // Each executor thread reads a socket of its own: the first is descriptor 3, the others follow
+  // the page and the blocks.
+  const std::size_t threads =
+      std::clamp<std::size_t>(options_.executorThreads, 1, WorkerProcess::kMaxSockets);
+  if (threads > 1) {
+    std::string fds;
+    for (std::size_t i = 1; i < threads; ++i) {
+      fds += (fds.empty() ? "" : ",") + std::to_string(5 + i);
+    }
+    argv.push_back("--thread-fds");
+    argv.push_back(fds);
+  }
   const WorkerSpawner& spawn = options_.spawnWorker ? options_.spawnWorker : spawnWorkerProcess;
   auto proc = spawn(WorkerSpawn{
       std::move(argv), options_.maxFrameBytes,
@@ -48,7 +61,7 @@ void SubprocessBackend::spawnLocked(Slot& slot) {
         onFrame(index, generation, f, trailer);
       },
       [this, index, generation](const std::string& why) { onDeath(index, generation, why); },
-      page ? page.value()->fd() : -1, blocks ? blocks.value()->fd() : -1, &reactor_.io()});
+      page ? page.value()->fd() : -1, blocks ? blocks.value()->fd() : -1, &reactor_.io(), threads});
   if (page) page.value()->closeFd();  // the child has its copy
   slot.status = page ? std::move(page.value()) : nullptr;
   // An earlier process's region is unmapped off the lock (once its last piece is written).
@@ -67,6 +80,7 @@ void SubprocessBackend::spawnLocked(Slot& slot) {
   slot.proc = std::shared_ptr<WorkerChannel>(std::move(proc.value()));
   slot.appsLoaded = 0;
   slot.inFlight = 0;
+  slot.threadInFlight.assign(std::max<std::size_t>(options_.executorThreads, 1), 0);
   slot.appRequests.clear();
   slot.loadError.clear();
   slot.engineKey.clear();
@@ -258,6 +272,7 @@ void SubprocessBackend::onDeath(int index, std::uint64_t generation, const std::
     if (slot.proc) graveyard_.push_back(std::move(slot.proc));
     egress_.forget(egressOwner(index, generation));
     slot.inFlight = 0;
+    std::fill(slot.threadInFlight.begin(), slot.threadInFlight.end(), 0);
     slot.appRequests.clear();
     slot.streams = 0;
     SteadyTime now = clock_.now();
@@ -373,7 +388,7 @@ void SubprocessBackend::superviseOnce() {
         killLocked(slot, due.reason);
       } else if (due.kind == WorkerLifecycle::Due::Kind::kHeartbeat) {
         auto hb = encodeHeartbeat(due.seq, options_.maxFrameBytes);
-        if (hb) outbox.emplace_back(slot.proc, std::move(hb.value()));
+        if (hb) outbox.push_back({slot.proc, std::move(hb.value()), 0});
       }
     }
     withdrawFromWedgedLocked(outbox);

@@ -28,12 +28,24 @@ namespace isolane {
 class WorkerChannel {
  public:
   virtual ~WorkerChannel() = default;
-  // Never blocks. Fails when the worker is gone.
+  // Never blocks. Fails when the worker is gone. On the socket of its first executor thread,
+  // which also carries what is not a request's (loads, heartbeats, shutdown, fetch events).
   virtual Status send(std::string frame) = 0;
   // A frame's head and its trailer apart (frame_codec.h), so that a body is written from where
   // it is instead of copied behind the head; the padding is added here.
   virtual Status send(std::string head, std::string trailer) {
     return send(appendTrailer(std::move(head), trailer).value());
+  }
+  // The same on the socket of executor thread `thread` (< WorkerSpawn::sockets; past it: the
+  // first): a request and everything of it (its body, cancel, credit) go on its thread's socket,
+  // in order. A channel with one socket sends every frame on it.
+  virtual Status sendTo(std::size_t thread, std::string frame) {
+    (void)thread;
+    return send(std::move(frame));
+  }
+  virtual Status sendTo(std::size_t thread, std::string head, std::string trailer) {
+    (void)thread;
+    return send(std::move(head), std::move(trailer));
   }
   // Signals the worker unless it is gone (its death callback follows a SIGKILL).
   virtual void kill(int signal) = 0;
@@ -55,6 +67,9 @@ struct WorkerSpawn {
   int blocksFd = -1;  // the memory its streamed pieces cross in (ipc/stream_blocks.h), or -1
   // Where its frames, output and exit are waited for: the pool's reactor (ipc/reactor.h).
   boost::asio::io_context* io = nullptr;
+  // Its executor threads, each with a socket of its own: descriptor 3 for the first, 6, 7, ...
+  // for the others (the worker is told with --thread-fds). Frames come back on any of them.
+  std::size_t sockets = 1;
 };
 // Called with the pool's lock held: it must not run the callbacks before it returns.
 using WorkerSpawner = std::function<Result<std::unique_ptr<WorkerChannel>>(WorkerSpawn spawn)>;

@@ -37,58 +37,95 @@ namespace {
 constexpr int kSocketBufferBytes = 4 * (64 << 10) + 4096;
 }  // namespace
 
-Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(asio::io_context& io,
-                                                            const std::vector<std::string>& argv,
-                                                            std::size_t maxFrameBytes,
-                                                            FrameHandler onFrame,
-                                                            DeathHandler onDeath, int statusFd,
-                                                            int blocksFd) {
+Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(
+    asio::io_context& io, const std::vector<std::string>& argv, std::size_t maxFrameBytes,
+    FrameHandler onFrame, DeathHandler onDeath, int statusFd, int blocksFd, std::size_t sockets) {
   if (argv.empty()) return Error{"no worker command"};
-  int fds[2];
-  // CLOEXEC on both ends: no other child inherits them. The child's end becomes descriptor 3
-  // through dup2, which clears CLOEXEC on the copy only.
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
-    return Error{std::string("socketpair failed: ") + std::strerror(errno)};
-  }
-  // Room for a few streamed pieces in flight each way, so that a worker's executor writes its
-  // pieces itself instead of queueing them for its flusher while the master reads the last
-  // ones. The kernel caps the size at net.core.wmem_max (a best effort: nothing depends on it).
-  for (int fd : fds) {
-    int bytes = kSocketBufferBytes;
-    (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
+  if (sockets == 0 || sockets > kMaxSockets) return Error{"a worker has 1 to 64 sockets"};
+  // One socketpair per executor thread: ours[i] is the master's end, theirs[i] the child's.
+  std::vector<int> ours, theirs;
+  int output[2] = {-1, -1};
+  auto closeAll = [&] {
+    for (int fd : ours) close(fd);
+    for (int fd : theirs) close(fd);
+    for (int fd : output) {
+      if (fd >= 0) close(fd);
+    }
+  };
+  for (std::size_t i = 0; i < sockets; ++i) {
+    int fds[2];
+    // CLOEXEC on both ends: no other child inherits them. The child's end takes its number
+    // through dup2, which clears CLOEXEC on the copy only.
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+      std::string e = std::strerror(errno);
+      closeAll();
+      return Error{"socketpair failed: " + e};
+    }
+    // Room for a few streamed pieces in flight each way, so that a worker's executor writes its
+    // pieces itself instead of queueing them for its flusher while the master reads the last
+    // ones. The kernel caps the size at net.core.wmem_max (a best effort: nothing depends on it).
+    for (int fd : fds) {
+      int bytes = kSocketBufferBytes;
+      (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
+    }
+    ours.push_back(fds[0]);
+    theirs.push_back(fds[1]);
   }
   // Its stdout and stderr: a pipe of its own, read and logged by the master (pool/worker_output.h).
-  int output[2];
   if (pipe2(output, O_CLOEXEC) != 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return Error{std::string("pipe failed: ") + std::strerror(errno)};
+    std::string e = std::strerror(errno);
+    closeAll();
+    return Error{"pipe failed: " + e};
+  }
+  // The child's descriptors: its first socket 3, its status page 4, its stream blocks 5, its
+  // other sockets 6 onwards. Every one the child gets is first moved past them all (`top`), so
+  // that no dup2 below replaces a descriptor another one has yet to copy.
+  const int top = 5 + static_cast<int>(sockets);
+  auto lift = [top](int fd) { return fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, top) : -1; };
+  {
+    int moved = lift(output[1]);
+    close(output[1]);
+    output[1] = moved;
+  }
+  for (int& fd : theirs) {
+    int moved = lift(fd);
+    close(fd);
+    fd = moved;
+  }
+  // The page and the blocks are the caller's: copies, closed once the child has its own.
+  int status = lift(statusFd);
+  int blocks = lift(blocksFd);
+  bool lifted = output[1] >= 0 && (statusFd < 0 || status >= 0) && (blocksFd < 0 || blocks >= 0);
+  for (int fd : theirs) lifted = lifted && fd >= 0;
+  if (!lifted) {
+    std::string e = std::strerror(errno);
+    closeAll();
+    for (int fd : {status, blocks}) {
+      if (fd >= 0) close(fd);
+    }
+    return Error{"cannot pass the worker its descriptors: " + e};
   }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 3);
+  posix_spawn_file_actions_adddup2(&actions, theirs[0], 3);
+  for (std::size_t i = 1; i < sockets; ++i) {
+    posix_spawn_file_actions_adddup2(&actions, theirs[i], 5 + static_cast<int>(i));
+  }
   posix_spawn_file_actions_adddup2(&actions, output[1], 1);
   posix_spawn_file_actions_adddup2(&actions, output[1], 2);
-  // Out of the way first: the page's and the blocks' descriptors may be 3 (then the dup2 above
-  // would replace it before it is copied), 4 or 5.
-  int status = statusFd >= 0 ? fcntl(statusFd, F_DUPFD_CLOEXEC, 10) : -1;
-  int blocks = blocksFd >= 0 ? fcntl(blocksFd, F_DUPFD_CLOEXEC, 10) : -1;
-  if ((statusFd >= 0 && status < 0) || (blocksFd >= 0 && blocks < 0)) {
-    std::string e = std::strerror(errno);
-    for (int fd : {fds[0], fds[1], output[0], output[1], status, blocks}) {
-      if (fd >= 0) close(fd);
-    }
-    posix_spawn_file_actions_destroy(&actions);
-    return Error{"cannot pass the shared memory: " + e};
-  }
   if (status >= 0) posix_spawn_file_actions_adddup2(&actions, status, 4);
   if (blocks >= 0) posix_spawn_file_actions_adddup2(&actions, blocks, 5);
-  // The worker holds its socket (3), its status page (4), its stream blocks (5) and its output
-  // pipe (1, 2), nothing else of the master's: no listener, no client connection, no upstream
-  // socket it could write a forged answer to, not the master's own stderr. stdin reads nothing.
+  // The worker holds its sockets (3, 6...), its status page (4), its stream blocks (5) and its
+  // output pipe (1, 2), nothing else of the master's: no listener, no client connection, no
+  // upstream socket it could write a forged answer to, not the master's own stderr. stdin reads
+  // nothing, and a gap below its last descriptor is /dev/null.
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  if (status < 0 && blocks >= 0) posix_spawn_file_actions_addopen(&actions, 4, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addclosefrom_np(&actions, blocks >= 0 ? 6 : status >= 0 ? 5 : 4);
+  int last = sockets > 1 ? top - 1 : blocks >= 0 ? 5 : status >= 0 ? 4 : 3;
+  if (status < 0 && last > 4)
+    posix_spawn_file_actions_addopen(&actions, 4, "/dev/null", O_RDONLY, 0);
+  if (blocks < 0 && last > 5)
+    posix_spawn_file_actions_addopen(&actions, 5, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addclosefrom_np(&actions, last + 1);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   // The child starts with default signal handling and nothing blocked, whatever the server
@@ -114,77 +151,92 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(asio::io_context& io
   int rc = posix_spawn(&pid, args[0], &actions, &attr, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
-  close(fds[1]);
+  for (int& fd : theirs) close(fd);
+  theirs.clear();
   close(output[1]);
+  output[1] = -1;
   if (status >= 0) close(status);
   if (blocks >= 0) close(blocks);
   if (rc != 0) {
-    close(fds[0]);
-    close(output[0]);
+    closeAll();
     return Error{"cannot start worker " + argv[0] + ": " + std::strerror(rc)};
   }
   // Readable once it has exited: its end is awaited on the reactor, like its frames. (It cannot
   // have been reaped yet, so the pid is still its own.)
   int pidFd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
-  auto link = std::make_shared<Link>(io, pid, fds[0], output[0], pidFd, maxFrameBytes,
+  auto link = std::make_shared<Link>(io, pid, std::move(ours), output[0], pidFd, maxFrameBytes,
                                      std::move(onFrame), std::move(onDeath));
   return std::unique_ptr<WorkerProcess>(new WorkerProcess(std::move(link)));
 }
 
-// What the reactor's handlers share with the WorkerProcess: the worker's sockets, its reader
+// What the reactor's handlers share with the WorkerProcess: the worker's sockets, their reader
 // state and the callbacks. Every handler runs on `strand`; it lives until the last of them has
 // run, so a handler never reaches a WorkerProcess that is gone.
 struct WorkerProcess::Link : std::enable_shared_from_this<Link> {
-  Link(asio::io_context& context, pid_t child, int socketFd, int outputFd, int pidFd,
+  // The master's end of one executor thread's socket: its frames read, and written gathered.
+  struct Socket {
+    Socket(Link& link, int socketFd, std::size_t maxFrameBytes)
+        : fd(socketFd),
+          socket(link.strand),
+          frames(maxFrameBytes),
+          writer(link.strand, socket, [&link](const std::string& why) {
+            if (link.silenced) return;
+            logEvent(Level::kError, "cannot write to a worker; killing it",
+                     {{"pid", static_cast<std::int64_t>(link.pid)}, {"reason", why}});
+            link.kill(SIGKILL);  // its death (seen on the reactor) answers for its requests
+          }) {
+      socket.assign(asio::local::stream_protocol(), socketFd);
+    }
+    // The descriptor: closed with `socket`, when the last handler is done.
+    const int fd;
+    asio::local::stream_protocol::socket socket;
+    FrameReader frames;
+    SocketWriter writer;  // its frames to the child, gathered on `strand`
+  };
+
+  Link(asio::io_context& context, pid_t child, std::vector<int> socketFds, int outputFd, int pidFd,
        std::size_t maxFrameBytes, FrameHandler frameHandler, DeathHandler deathHandler)
       : io(context),
         strand(asio::make_strand(context)),
         pid(child),
-        fd(socketFd),
-        socket(strand),
         output(strand),
         exited(strand),
-        frames(maxFrameBytes),
         lines(child),
         onFrame(std::move(frameHandler)),
         onDeath(std::move(deathHandler)),
-        writer(strand, socket,
-               [this](const std::string& why) {
-                 if (silenced) return;
-                 logEvent(Level::kError, "cannot write to a worker; killing it",
-                          {{"pid", static_cast<std::int64_t>(pid)}, {"reason", why}});
-                 kill(SIGKILL);  // its death (seen on the reactor) answers for its requests
-               }),
         outputBuffer(std::size_t{16} * 1024, '\0') {
-    socket.assign(asio::local::stream_protocol(), socketFd);
+    for (int fd : socketFds) sockets.push_back(std::make_unique<Socket>(*this, fd, maxFrameBytes));
     output.assign(outputFd);
     if (pidFd >= 0) exited.assign(pidFd);
   }
 
   void start() {
     asio::post(strand, [self = shared_from_this()] {
-      self->readFrames();
+      for (auto& s : self->sockets) self->readFrames(*s);
       self->readOutput();
     });
   }
 
-  // Frames, as they come, read straight into the frame reader; one read per turn of the
-  // reactor (of what the reader has room for: at least 64 KiB and the rest of a larger frame
+  // The socket a frame for executor thread `thread` goes on.
+  Socket& socketOf(std::size_t thread) { return *sockets[thread < sockets.size() ? thread : 0]; }
+
+  // Frames, as they come, read straight into the socket's frame reader; one read per turn of
+  // the reactor (of what the reader has room for: at least 64 KiB and the rest of a larger frame
   // under way; the socket's buffer bounds it), so one chatty worker never keeps the others (or
-  // the HTTP front) waiting.
-  void readFrames() {
-    std::span<char> room = frames.room(kReadBytes);
-    socket.async_read_some(
+  // the HTTP front) waiting. Every socket's frames go to the same handler.
+  void readFrames(Socket& s) {
+    std::span<char> room = s.frames.room(kReadBytes);
+    s.socket.async_read_some(
         asio::buffer(room.data(), room.size()),
-        [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
+        [self = shared_from_this(), &s](const boost::system::error_code& ec, std::size_t n) {
           if (ec) return self->socketEnded("");
-          self->frames.commit(n);
+          s.frames.commit(n);
           const wire::Frame* frame = nullptr;
           std::string error;
           FrameReader::Next next;
           try {
-            while ((next = self->frames.next(&frame, &error)) == FrameReader::Next::kFrame) {
-              if (!self->silenced) self->onFrame(*frame, self->frames.trailer());
+            while ((next = s.frames.next(&frame, &error)) == FrameReader::Next::kFrame) {
+              if (!self->silenced) self->onFrame(*frame, s.frames.trailer());
             }
           } catch (const std::exception& e) {
             // Handling what this worker sent failed in a way nothing checked for (out of
@@ -194,7 +246,7 @@ struct WorkerProcess::Link : std::enable_shared_from_this<Link> {
           }
           if (next == FrameReader::Next::kError)
             return self->socketEnded("protocol error: " + error);
-          self->readFrames();
+          self->readFrames(s);
         });
   }
 
@@ -215,7 +267,10 @@ struct WorkerProcess::Link : std::enable_shared_from_this<Link> {
   }
 
   // The child can no longer talk to us: make sure it is gone, then reap it once it has exited.
+  // Once: any of its sockets ending ends it (the others end with it).
   void socketEnded(std::string why) {
+    if (ending) return;
+    ending = true;
     reason = std::move(why);
     kill(SIGKILL);
     if (exited.is_open()) {
@@ -299,20 +354,17 @@ struct WorkerProcess::Link : std::enable_shared_from_this<Link> {
   asio::io_context& io;
   asio::strand<asio::io_context::executor_type> strand;
   const pid_t pid;
-  // The socket's descriptor: closed with `socket`, when the last handler is done.
-  const int fd;
-  asio::local::stream_protocol::socket socket;
-  asio::posix::stream_descriptor output;  // the read end of its stdout and stderr
-  asio::posix::stream_descriptor exited;  // its pidfd: readable once it has exited
-  FrameReader frames;
+  std::vector<std::unique_ptr<Socket>> sockets;  // one per executor thread; never empty
+  asio::posix::stream_descriptor output;         // the read end of its stdout and stderr
+  asio::posix::stream_descriptor exited;         // its pidfd: readable once it has exited
   WorkerOutput lines;
   const FrameHandler onFrame;
   const DeathHandler onDeath;
-  SocketWriter writer;  // its frames to the child, gathered on `strand`
   static constexpr std::size_t kReadBytes = std::size_t{64} * 1024;
   std::string outputBuffer;
   bool outputOpen = true;
-  std::string reason;  // why the master stopped listening, when it was the master's choice
+  bool ending = false;  // socketEnded ran (on the strand)
+  std::string reason;   // why the master stopped listening, when it was the master's choice
 
   std::mutex mutex;                 // guards `reaped` against kill(), and `finished`
   std::condition_variable changed;  // reaped or finished
@@ -328,8 +380,10 @@ WorkerProcess::WorkerProcess(std::shared_ptr<Link> link) : link_(std::move(link)
 WorkerProcess::~WorkerProcess() {
   link_->silenced = true;
   link_->kill(SIGKILL);
-  ::shutdown(link_->fd, SHUT_RDWR);  // the read ends: the child is awaited and reaped
-  link_->writer.silence();           // what is still queued is dropped
+  for (auto& s : link_->sockets) {
+    ::shutdown(s->fd, SHUT_RDWR);  // the reads end: the child is awaited and reaped
+    s->writer.silence();           // what is still queued is dropped
+  }
   std::unique_lock<std::mutex> lock(link_->mutex);
   // Until the reactor has handled its end, a callback may still be running. On the reactor's
   // own thread (or once it stopped) the callbacks are silenced instead: the link ends alone.
@@ -342,15 +396,22 @@ pid_t WorkerProcess::pid() const { return link_->pid; }
 
 bool WorkerProcess::alive() const { return !link_->reaped.load(); }
 
-Status WorkerProcess::send(std::string frame) {
-  if (link_->reaped || !link_->writer.send(std::move(frame), link_)) {
+Status WorkerProcess::send(std::string frame) { return sendTo(0, std::move(frame)); }
+
+Status WorkerProcess::send(std::string head, std::string trailer) {
+  return sendTo(0, std::move(head), std::move(trailer));
+}
+
+Status WorkerProcess::sendTo(std::size_t thread, std::string frame) {
+  if (link_->reaped || !link_->socketOf(thread).writer.send(std::move(frame), link_)) {
     return Error{"the worker is gone"};
   }
   return Status::success();
 }
 
-Status WorkerProcess::send(std::string head, std::string trailer) {
-  if (link_->reaped || !link_->writer.send(std::move(head), std::move(trailer), link_)) {
+Status WorkerProcess::sendTo(std::size_t thread, std::string head, std::string trailer) {
+  if (link_->reaped ||
+      !link_->socketOf(thread).writer.send(std::move(head), std::move(trailer), link_)) {
     return Error{"the worker is gone"};
   }
   return Status::success();
@@ -373,7 +434,7 @@ Result<std::unique_ptr<WorkerChannel>> spawnWorkerProcess(WorkerSpawn spawn) {
   if (spawn.io == nullptr) return Error{"no reactor to run the worker's socket on"};
   auto proc =
       WorkerProcess::spawn(*spawn.io, spawn.argv, spawn.maxFrameBytes, std::move(spawn.onFrame),
-                           std::move(spawn.onDeath), spawn.statusFd, spawn.blocksFd);
+                           std::move(spawn.onDeath), spawn.statusFd, spawn.blocksFd, spawn.sockets);
   if (!proc) return Error{proc.error()};
   return std::unique_ptr<WorkerChannel>(std::move(proc.value()));
 }

@@ -36,15 +36,19 @@ class WorkerProcess final : public WorkerChannel {
   // which the child is killed). It has been reaped by then.
   using DeathHandler = std::function<void(const std::string& reason)>;
 
-  // `argv[0]` is the executable; the child gets its end of the socketpair as descriptor 3,
-  // `statusFd` (a status page, ipc/status_page.h), when there is one, as descriptor 4, and
-  // `blocksFd` (its stream blocks, ipc/stream_blocks.h), when there are, as 5. Its frames,
-  // output and exit are waited for on `io`.
+  // At most this many sockets (executor threads: StatusPage::kMaxThreads).
+  static constexpr std::size_t kMaxSockets = 64;
+  // `argv[0]` is the executable; the child gets `sockets` socketpairs, one per executor thread:
+  // its end of the first as descriptor 3 and of the others as 6, 7, ...; `statusFd` (a status
+  // page, ipc/status_page.h), when there is one, as descriptor 4, and `blocksFd` (its stream
+  // blocks, ipc/stream_blocks.h), when there are, as 5. Its frames (on every socket), output and
+  // exit are waited for on `io`.
   static Result<std::unique_ptr<WorkerProcess>> spawn(boost::asio::io_context& io,
                                                       const std::vector<std::string>& argv,
                                                       std::size_t maxFrameBytes,
                                                       FrameHandler onFrame, DeathHandler onDeath,
-                                                      int statusFd = -1, int blocksFd = -1);
+                                                      int statusFd = -1, int blocksFd = -1,
+                                                      std::size_t sockets = 1);
   ~WorkerProcess() override;
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;
@@ -53,6 +57,8 @@ class WorkerProcess final : public WorkerChannel {
   // is gone. A child that stops reading altogether (past SocketWriter::kMaxQueuedBytes) is killed.
   Status send(std::string frame) override;
   Status send(std::string head, std::string trailer) override;
+  Status sendTo(std::size_t thread, std::string frame) override;
+  Status sendTo(std::size_t thread, std::string head, std::string trailer) override;
   // Safe from any thread. Signals the child unless it has been reaped.
   void kill(int signal) override;
   pid_t pid() const override;

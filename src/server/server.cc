@@ -29,6 +29,7 @@ std::unique_ptr<Backend> makeSubprocessBackend(const ServerConfig& config, Metri
     pool.requestCpuLimit = std::max(pool.requestCpuLimit, app.requestCpuLimit);
   }
   pool.streamIdleTimeout = config.streamIdleTimeout;
+  pool.executorThreads = std::max<std::size_t>(config.executorThreads, 1);
   std::vector<std::string> args = {
       "worker",
       "--cpu-ms",

@@ -192,9 +192,9 @@ bool ExecutorSet::submitExecution(ExecutionJob& job) {
   return false;
 }
 
-bool ExecutorSet::attachInbox(ExecutorInbox* inbox) {
-  if (!single_) return false;
-  executors_[0]->attachInbox(inbox);
+bool ExecutorSet::attachInbox(std::size_t thread, ExecutorInbox* inbox) {
+  if (thread >= regular_) return false;
+  executors_[thread]->attachInbox(inbox);
   return true;
 }
 

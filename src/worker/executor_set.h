@@ -63,9 +63,10 @@ class ExecutorSet {
   void toolAnswer(std::uint64_t key, std::uint64_t call, bool ok, std::string text);
   void stop();
 
-  // With one thread (no reserve): that thread reads `inbox` itself from now on, and true. With
-  // several: false, and the caller reads it and hands on what it holds.
-  bool attachInbox(ExecutorInbox* inbox);
+  // Thread `thread` (< size(): not the reserve) reads `inbox` itself from now on, between its
+  // passes, and true; false when there is no such thread. A request read from it runs on that
+  // thread (submitTo), unless it waits behind a long turn there (moveQueued).
+  bool attachInbox(std::size_t thread, ExecutorInbox* inbox);
 
   // The threads requests are spread over (the reserve not counted); thread indexes go up to
   // size(), which is the reserve's when there is one.
@@ -75,7 +76,8 @@ class ExecutorSet {
   std::size_t pending(std::size_t thread) const { return executors_[thread]->pending(); }
   Executor::Stats stats() const;  // summed over the threads
 
-  // Which thread a request for `app` would go to now.
+  // Which thread a request for `app` would go to now (where the submitter does not choose: the
+  // in-process backend, executions, a worker whose threads share one socket).
   std::size_t pick(const std::string& app) const;
 
  private:

@@ -315,7 +315,10 @@ void MasterInbox::startRequest(const wire::Request& m, std::string_view body) {
       out.send(encodeBodyCredit(id, static_cast<std::uint32_t>(bytes), max));
     };
   }
-  if (!parts_.executor.submit(job)) {
+  bool queued = parts_.thread >= 0
+                    ? parts_.executor.submitTo(static_cast<std::size_t>(parts_.thread), job)
+                    : parts_.executor.submit(job);
+  if (!queued) {
     out.send(encodeFailure(id, FailureKind::kOverloaded, "worker queue is full", max));
   }
 }

@@ -3,13 +3,14 @@
 // worker's executor threads (requests, their bodies and credit, cancels, tool answers, fetch
 // events, app loads, heartbeats); what the threads answer goes back through the FrameOutbox.
 //
-// It is read one of two ways. A worker with one executor thread (the default) lets that thread
-// read it between its passes (an ExecutorInbox): a request wakes the thread that runs it, once,
-// with no hand-off between threads. While that thread is inside a long turn, a stand-in thread
-// reads for it (busy()), so that heartbeats are answered, queued requests withdrawn and new ones
-// queued; an app load it leaves for the executor thread, and everything after it. A worker with
-// several threads reads it on a thread of its own (readUntilDone) and hands each request to the
-// thread ExecutorSet picks.
+// It is read one of two ways. Each executor thread has a socket of its own (the master picks the
+// thread as it picks the worker) and reads it between its passes (an ExecutorInbox): a request
+// wakes the thread that runs it, once, with no hand-off between threads. While that thread is
+// inside a long turn, a stand-in thread reads for it (busy()), so that heartbeats are answered,
+// queued requests withdrawn and new ones queued; an app load it leaves for the executor thread,
+// and everything after it. A worker started without a socket per thread (by hand, or without a
+// status page), or with a reserve thread, reads its one socket on a thread of its own
+// (readUntilDone) and hands each request to the thread ExecutorSet picks.
 //
 // Thread rule: drain() on the executor thread that reads it and busy() on its watchdog's, or
 // readUntilDone() on one thread; not both. waitForEnd() from any other thread.
@@ -48,6 +49,9 @@ class MasterInbox final : public ExecutorInbox {
     // The memory shared with the master that streamed pieces cross in (null: none, pieces go
     // through the socket).
     StreamBlocks* blocks = nullptr;
+    // The executor thread that reads this socket: the master chose it for the requests it sends
+    // here, and they run there. -1: the socket is the worker's only one, and ExecutorSet picks.
+    int thread = -1;
   };
   MasterInbox(int fd, Parts parts);
   ~MasterInbox() override;  // stops the stand-in

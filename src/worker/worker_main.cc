@@ -114,17 +114,43 @@ int runWorkerProcess(const WorkerProcessOptions& options) {
   // long turn is moved to another thread here.
   ExecutorSet executor(options.threads, executorOptions, console, SystemClock::instance(), page,
                        options.reserveThread, /*moveQueued=*/true);
-  MasterInbox inbox(options.fd, {out, executor, egress, console, max, [](wire::HeartbeatAckT& ack) {
-                                   ack.rss_bytes = residentBytes();
-                                   ack.cpu_time_us = cpuTimeMicros();
-                                 },
-                          blocks.get()});
-  // One executor thread reads the socket itself, between its passes: where the master reads the
-  // status page, which tells it that a heartbeat answered late waited behind a pass. Several
-  // threads (or no page) have this thread read it for them.
-  bool direct = page != nullptr && executor.attachInbox(&inbox);
-  int status = direct ? inbox.waitForEnd() : inbox.readUntilDone();
-  executor.stop();  // answers what still runs with SHUTTING_DOWN
+  auto figures = [](wire::HeartbeatAckT& ack) {
+    ack.rss_bytes = residentBytes();
+    ack.cpu_time_us = cpuTimeMicros();
+  };
+  // Each executor thread reads a socket of its own, between its passes (the master picks the
+  // thread, and reads the status page, which tells it that a heartbeat answered late waited
+  // behind a pass): the first thread `fd`, which also carries loads, heartbeats and fetch events,
+  // the others `threadFds`. A worker given one socket for several threads (or no page), or with
+  // a reserve thread, has this thread read it for them: the reserve's rule (ExecutorSet::pick)
+  // decides for each request as it arrives, and what the delay monitor measures starts there
+  // (read between turns, a CPU-bound flood's requests would wait in the socket, unseen, while
+  // the reserve ran them beside the thread it is to spare).
+  const bool perThread = page != nullptr && !executor.hasReserve() &&
+                         options.threadFds.size() + 1 == executor.size();
+  MasterInbox inbox(
+      options.fd, {out, executor, egress, console, max, figures, blocks.get(), perThread ? 0 : -1});
+  std::vector<std::unique_ptr<FrameOutbox>> threadOuts;
+  std::vector<std::unique_ptr<MasterInbox>> threadInboxes;
+  if (perThread) {
+    for (std::size_t i = 1; i < executor.size(); ++i) {
+      int fd = options.threadFds[i - 1];
+      threadOuts.push_back(std::make_unique<FrameOutbox>(fd, [](const std::string& why) {
+        logEvent(Level::kError, "cannot write to the master; exiting", {{"reason", why}});
+        _exit(0);
+      }));
+      threadInboxes.push_back(std::make_unique<MasterInbox>(
+          fd, MasterInbox::Parts{*threadOuts.back(), executor, egress, console, max, figures,
+                                 blocks.get(), static_cast<int>(i)}));
+      executor.attachInbox(i, threadInboxes.back().get());
+    }
+    executor.attachInbox(0, &inbox);
+  } else if (!options.threadFds.empty()) {
+    logEvent(Level::kWarn, "the thread sockets do not match the executor threads; one reads all",
+             {{"sockets", options.threadFds.size() + 1}, {"threads", executor.size()}});
+  }
+  int status = perThread ? inbox.waitForEnd() : inbox.readUntilDone();
+  executor.stop();  // answers what still runs with SHUTTING_DOWN (before the inboxes go)
   return status;
 }
 

@@ -5,6 +5,7 @@
 // Shutdown or when the master goes.
 
 #include <cstddef>
+#include <vector>
 
 #include "worker/executor_set.h"
 #include "worker/sandbox.h"
@@ -15,6 +16,10 @@ struct WorkerProcessOptions {
   int fd = 3;         // the socketpair end the master passed
   int statusFd = -1;  // the status page the master passed (ipc/status_page.h); -1: none
   int blocksFd = -1;  // the stream blocks the master passed (ipc/stream_blocks.h); -1: none
+  // The sockets of executor threads 1 to threads - 1 (thread 0's is `fd`), each read by its own
+  // thread; empty: `fd` alone, read by one thread (the executor's, when there is one) that hands
+  // each request to the thread ExecutorSet picks.
+  std::vector<int> threadFds;
   std::size_t maxFrameBytes = 0;
   std::size_t threads = 1;  // executor threads
   bool reserveThread = false;  // and a reserve one (worker/executor_set.h)
