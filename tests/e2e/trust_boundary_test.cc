@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -60,10 +61,11 @@ std::map<int, std::string> descriptorsOf(pid_t pid) {
   return out;
 }
 
-// A worker holds its socket (3), its status page (4, when it has one), /dev/null (0), its output
-// (1, 2), its own memory figures (/proc/PID/statm) and what node makes for itself (pipes, epoll,
-// eventfd, anon inodes): never a socket or a file of the master's.
-void expectOnlyItsOwnDescriptors(pid_t worker) {
+// A worker holds its sockets (3, and 6 onwards with several executor threads: `socketFds`), its
+// status page (4, when it has one), /dev/null (0), its output (1, 2), its own memory figures
+// (/proc/PID/statm) and what node makes for itself (pipes, epoll, eventfd, anon inodes): never a
+// socket or a file of the master's.
+void expectOnlyItsOwnDescriptors(pid_t worker, const std::set<int>& socketFds = {3}) {
   std::string own = "/proc/" + std::to_string(worker) + "/";
   std::set<std::string> masters;
   for (const auto& [fd, what] : descriptorsOf(getpid())) {
@@ -73,7 +75,7 @@ void expectOnlyItsOwnDescriptors(pid_t worker) {
   for (const auto& [fd, what] : descriptorsOf(worker)) {
     if (what.rfind("socket:", 0) == 0) {
       ++sockets;
-      EXPECT_EQ(fd, 3) << "a socket other than its own, at " << fd << ": " << what;
+      EXPECT_EQ(socketFds.count(fd), 1u) << "a socket other than its own, at " << fd << ": " << what;
       EXPECT_EQ(masters.count(what), 0u) << "the master's socket " << what << " at " << fd;
     }
     if (fd == 0) {
@@ -87,7 +89,7 @@ void expectOnlyItsOwnDescriptors(pid_t worker) {
                 what.rfind(own, 0) == 0)
         << "a file of the master's at " << fd << ": " << what;
   }
-  EXPECT_EQ(sockets, 1);
+  EXPECT_EQ(static_cast<std::size_t>(sockets), socketFds.size());
 }
 
 // A process's peak resident set, in MiB (0 when it cannot be read).
@@ -257,6 +259,29 @@ TEST_F(TrustBoundaryTest, ARespawnedWorkerHoldsOnlyItsOwnDescriptorsAndNoneOfThe
   EXPECT_EQ(environ_.find("PATH="), std::string::npos) << environ_;
   EXPECT_NE(environ_.find("UV_USE_IO_URING=0"), std::string::npos) << environ_;
   unsetenv("ISOLANE_TEST_SECRET");
+}
+
+// A worker with three executor threads gets a socket for each, at 3, 6 and 7, and nothing more;
+// requests spread over its threads are all answered.
+TEST_F(TrustBoundaryTest, AWorkersThreadsEachHoldTheirOwnSocketAndNothingOfTheMasters) {
+  ServerConfig config;
+  config.pool.size = 1;
+  config.executorThreads = 3;
+  config.apps = {test::fixtureApp("hello", "hello.js", "/")};
+  start(std::move(config));
+  std::vector<pid_t> pids = workerPids();
+  ASSERT_EQ(pids.size(), 1u);
+  std::vector<std::thread> clients;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 6; ++i) {
+    clients.emplace_back([&] {
+      HttpConnection c(server_->port());
+      for (int j = 0; j < 20; ++j) ok += c.request("GET", "/x").result_int() == 200;
+    });
+  }
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(ok.load(), 120);
+  expectOnlyItsOwnDescriptors(pids[0], {3, 6, 7});
 }
 
 // A code-mode worker (isolane executor's pool) is spawned the same way.
