@@ -121,13 +121,21 @@ int runWorkerProcess(const WorkerProcessOptions& options) {
   // Each executor thread reads a socket of its own, between its passes (the master picks the
   // thread, and reads the status page, which tells it that a heartbeat answered late waited
   // behind a pass): the first thread `fd`, which also carries loads, heartbeats and fetch events,
-  // the others `threadFds`. A worker given one socket for several threads (or no page), or with
-  // a reserve thread, has this thread read it for them: the reserve's rule (ExecutorSet::pick)
-  // decides for each request as it arrives, and what the delay monitor measures starts there
-  // (read between turns, a CPU-bound flood's requests would wait in the socket, unseen, while
-  // the reserve ran them beside the thread it is to spare).
-  const bool perThread = page != nullptr && !executor.hasReserve() &&
-                         options.threadFds.size() + 1 == executor.size();
+  // the others `threadFds`. A worker with one socket for several threads (started by hand), one
+  // with no page, or one with a reserve thread, has this thread read it for them: the reserve's rule (ExecutorSet::pick) decides for each request
+  // as it arrives, and what the delay monitor measures starts there (read between turns, a
+  // CPU-bound flood's requests would wait in the socket, unseen, while the reserve ran them
+  // beside the thread it is to spare).
+  if (!options.threadFds.empty() &&
+      (options.threadFds.size() + 1 != executor.size() || executor.hasReserve())) {
+    // Requests the master puts on a socket no thread reads would wait there for ever.
+    logEvent(Level::kError, "the thread sockets do not match the executor threads; exiting",
+             {{"sockets", options.threadFds.size() + 1}, {"threads", executor.size()}});
+    executor.stop();
+    return 4;
+  }
+  const bool perThread = !options.threadFds.empty() ||
+                         (page != nullptr && !executor.hasReserve() && executor.size() == 1);
   MasterInbox inbox(
       options.fd, {out, executor, egress, console, max, figures, blocks.get(), perThread ? 0 : -1});
   std::vector<std::unique_ptr<FrameOutbox>> threadOuts;
@@ -145,9 +153,6 @@ int runWorkerProcess(const WorkerProcessOptions& options) {
       executor.attachInbox(i, threadInboxes.back().get());
     }
     executor.attachInbox(0, &inbox);
-  } else if (!options.threadFds.empty()) {
-    logEvent(Level::kWarn, "the thread sockets do not match the executor threads; one reads all",
-             {{"sockets", options.threadFds.size() + 1}, {"threads", executor.size()}});
   }
   int status = perThread ? inbox.waitForEnd() : inbox.readUntilDone();
   executor.stop();  // answers what still runs with SHUTTING_DOWN (before the inboxes go)
