@@ -7,6 +7,8 @@
 //   whole-streamed  answers with a complete ResponseHead that also says its body streams
 //   head-with-body  answers with a ResponseHead that carries a body but is not complete
 //   garbage     answers a request with bytes that are not a frame
+//   garbage-on-thread1  answers a request with bytes that are not a frame, on the socket of its
+//               second executor thread (the first of --thread-fds)
 //   oversize    answers a request with a length prefix over any ceiling
 //   unknown-id  answers a request with an End for an id it was never given
 //   exit        exits as soon as it has said hello (a worker that cannot start)
@@ -93,8 +95,10 @@ int main(int argc, char** argv) {
   const std::size_t max = kDefaultMaxFrameBytes;
   std::string slotArg = "?";
   std::unique_ptr<StreamBlocks> blocks;
+  int thread1 = -1;  // the socket of executor thread 1, if it has one
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--slot") == 0) slotArg = argv[i + 1];
+    if (std::strcmp(argv[i], "--thread-fds") == 0) thread1 = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--blocks-fd") == 0 && mode.rfind("shared-", 0) == 0) {
       blocks = std::move(StreamBlocks::map(dup(std::atoi(argv[i + 1]))).value());
     }
@@ -153,6 +157,11 @@ int main(int argc, char** argv) {
           std::uint64_t id = f->message_as_Request()->id();
           if (mode == "garbage") {
             put(std::string("\x00\x00\x00\x10\x00\x00\x00\x00garbage!garbage!", 24));
+          } else if (mode == "garbage-on-thread1") {
+            std::string bytes("\x00\x00\x00\x10\x00\x00\x00\x00garbage!garbage!", 24);
+            if (thread1 < 0 || send(thread1, bytes.data(), bytes.size(), MSG_NOSIGNAL) <= 0) {
+              _exit(9);
+            }
           } else if (mode == "oversize") {
             put(std::string("\x7f\xff\xff\xff\x00\x00\x00\x00", 8));
           } else if (mode == "misaligned") {  // a message length that is not a multiple of 8

@@ -357,6 +357,20 @@ TEST_F(PoolTest, MalformedFrameEndsTheWorkerAndTheMasterGoesOn) {
   expectReplacedAfterViolation(metrics_, "garbage", "malformed frame");
 }
 
+// Every executor thread's socket is read and checked alike: bytes that are not a frame on the
+// second end the worker as they do on the first.
+TEST_F(PoolTest, AMalformedFrameOnAnotherThreadsSocketEndsTheWorker) {
+  PoolOptions o = options(fakeWorker("garbage-on-thread1"), 1);
+  o.executorThreads = 2;
+  SubprocessBackend pool(o, metrics_);
+  ASSERT_TRUE(pool.start({AppSpec{"x", "/x.js", {}}}));
+  pid_t first = pidOf(pool, 0);
+  AppResponse r = call(pool, "x", "/").get();
+  EXPECT_EQ(r.failure, FailureKind::kWorkerCrashed);
+  EXPECT_NE(r.failureDetail.find("malformed frame"), std::string::npos) << r.failureDetail;
+  ASSERT_TRUE(eventually([&] { return pidOf(pool, 0) != 0 && pidOf(pool, 0) != first; }));
+}
+
 TEST_F(PoolTest, OversizedFrameIsNamedWithItsSize) {
   expectReplacedAfterViolation(metrics_, "oversize", "frame of 2147483647 bytes exceeds");
 }
