@@ -11,21 +11,6 @@ namespace {
 // Pieces gathered into one write when the backend got ahead of the socket.
 constexpr std::size_t kMaxPiecesPerWrite = 16;
 
-// The app's Content-Length, when it gave exactly one valid one.
-std::optional<std::uint64_t> declaredLength(const HeaderList& headers) {
-  std::optional<std::uint64_t> length;
-  for (const auto& [name, value] : headers) {
-    if (!beast::iequals(beast::string_view(name.data(), name.size()), "content-length")) continue;
-    std::uint64_t n = 0;
-    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-    if (ec != std::errc() || end != value.data() + value.size() || value.empty() || length) {
-      return std::nullopt;  // unusable or repeated: chunked instead
-    }
-    length = n;
-  }
-  return length;
-}
-
 // An SSE response: a client reconnects after its clean end, so a stop may end it early.
 bool isEventStream(const HeaderList& headers) {
   constexpr std::string_view kType = "text/event-stream";
@@ -64,7 +49,7 @@ void HttpSession::startStream(AppResponse r) {
   }
   streamPipe_ = std::move(r.stream);
   streamSent_ = 0;
-  streamLength_ = declaredLength(r.headers);
+  streamLength_ = declaredContentLength(r.headers);
   auto head = std::make_shared<http::response<http::empty_body>>();
   setAnswerHead(*head, r);
   streamKeep_ = keepAlive_ && !context_.stopping && !bodyOut_;

@@ -3,8 +3,10 @@
 // crosses from the HTTP front to a backend and back; the worker-pool issue puts it on the wire.
 // Nothing untrusted crosses as a live object: headers and bodies are bytes.
 
+#include <charconv>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -17,6 +19,33 @@ namespace isolane {
 class BodyPipe;
 
 using HeaderList = std::vector<std::pair<std::string, std::string>>;
+
+// Whether header name `name` is `lower` (written in lower case), ignoring ASCII case.
+inline bool headerNameIs(std::string_view name, std::string_view lower) {
+  if (name.size() != lower.size()) return false;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != lower[i]) return false;
+  }
+  return true;
+}
+
+// The length a head declares: its one Content-Length, made of digits alone; none when it has
+// none, more than one, or one that is not such a number.
+inline std::optional<std::uint64_t> declaredContentLength(const HeaderList& headers) {
+  std::optional<std::uint64_t> length;
+  for (const auto& [name, value] : headers) {
+    if (!headerNameIs(name, "content-length")) continue;
+    std::uint64_t n = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+    if (ec != std::errc() || end != value.data() + value.size() || value.empty() || length) {
+      return std::nullopt;
+    }
+    length = n;
+  }
+  return length;
+}
 
 struct AppRequest {
   std::string app;        // the mounted app's name

@@ -2,12 +2,14 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
 #include "obs/log.h"
 #include "pool/body_forwarder.h"
 #include "pool/subprocess_state.h"
+#include "pool/worker_process.h"
 
 namespace isolane {
 
@@ -85,6 +87,9 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
     slot->group = group;
     slot->budget = CrashBudget(options_.crashBudget);
     slot->backoff = FloorBackoff(options_.crashBudget);
+    // One count per executor thread, each a socket of its worker's (WorkerProcess::kMaxSockets).
+    slot->threadInFlight.assign(
+        std::clamp<std::size_t>(options_.executorThreads, 1, WorkerProcess::kMaxSockets), 0);
     const Slot* raw = slot.get();
     // A worker with one executor thread answers its heartbeat between passes: a pass as long as
     // a request's CPU limit allows, and the grace a hang gets, does not make it a missed one.

@@ -142,7 +142,7 @@ class SubprocessBackend final : public Backend {
   };
   Pick pickLocked(bool stream, const std::string& app);
   // Which executor thread of `slot` (its socket) takes the next request (placeThread).
-  std::uint32_t pickThreadLocked(Slot& slot);
+  std::uint32_t pickThreadLocked(const Slot& slot) const;
   // Every executor thread of the worker is inside one turn for longer than wedgedTurn.
   bool wedgedLocked(const Slot& slot) const;
   // Asks each wedged worker to give back the requests it has not started (GETs and HEADs without

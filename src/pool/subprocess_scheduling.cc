@@ -68,10 +68,9 @@ SubprocessBackend::Pick SubprocessBackend::pickLocked(bool stream, const std::st
   return pick;
 }
 
-std::uint32_t SubprocessBackend::pickThreadLocked(Slot& slot) {
-  std::size_t threads = std::max<std::size_t>(options_.executorThreads, 1);
-  if (slot.threadInFlight.size() != threads) slot.threadInFlight.assign(threads, 0);
-  if (threads == 1) return 0;
+std::uint32_t SubprocessBackend::pickThreadLocked(const Slot& slot) const {
+  std::size_t threads = slot.threadInFlight.size();  // its sockets
+  if (threads <= 1) return 0;
   // The master's own counts, and from the page (a hint: a worker cannot send a request to a
   // thread it has no socket for) which threads are wedged.
   std::array<ThreadView, StatusPage::kMaxThreads> views{};

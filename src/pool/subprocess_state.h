@@ -33,7 +33,8 @@ struct SubprocessBackend::Slot {
   std::shared_ptr<StreamBlocksFile> blocks;
   std::uint64_t generation = 0;  // frames and deaths of an older process are ignored
   std::size_t inFlight = 0;      // short requests: the ones workerMaxInflight bounds
-  // Requests (short and streamed) sent to each executor thread's socket and not finished.
+  // Requests (short and streamed) sent to each executor thread's socket and not finished: one
+  // count per socket its workers get, sized when the slot is made.
   std::vector<std::size_t> threadInFlight;
   std::size_t streams = 0;  // requests streaming their body (or of an app marked streaming)
   AppCounts appRequests;    // inFlight, by app

@@ -42,14 +42,12 @@ void SubprocessBackend::spawnLocked(Slot& slot) {
     logEvent(Level::kWarn, "no stream blocks for the worker; its streams go through its socket",
              {{"slot", index}, {"error", blocks.error()}});
   }
-  // Each executor thread reads a socket of its own: the first is descriptor 3, the others follow
-  // the page and the blocks.
-  const std::size_t threads =
-      std::clamp<std::size_t>(options_.executorThreads, 1, WorkerProcess::kMaxSockets);
+  // Each executor thread reads a socket of its own: the worker is told where the others are.
+  const std::size_t threads = slot.threadInFlight.size();
   if (threads > 1) {
     std::string fds;
     for (std::size_t i = 1; i < threads; ++i) {
-      fds += (fds.empty() ? "" : ",") + std::to_string(5 + i);
+      fds += (fds.empty() ? "" : ",") + std::to_string(WorkerProcess::socketFd(i));
     }
     argv.push_back("--thread-fds");
     argv.push_back(fds);
@@ -80,7 +78,7 @@ void SubprocessBackend::spawnLocked(Slot& slot) {
   slot.proc = std::shared_ptr<WorkerChannel>(std::move(proc.value()));
   slot.appsLoaded = 0;
   slot.inFlight = 0;
-  slot.threadInFlight.assign(std::max<std::size_t>(options_.executorThreads, 1), 0);
+  std::fill(slot.threadInFlight.begin(), slot.threadInFlight.end(), 0);
   slot.appRequests.clear();
   slot.loadError.clear();
   slot.engineKey.clear();

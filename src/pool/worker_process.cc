@@ -80,7 +80,7 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(
   // The child's descriptors: its first socket 3, its status page 4, its stream blocks 5, its
   // other sockets 6 onwards. Every one the child gets is first moved past them all (`top`), so
   // that no dup2 below replaces a descriptor another one has yet to copy.
-  const int top = 5 + static_cast<int>(sockets);
+  const int top = std::max(socketFd(sockets - 1), 5) + 1;
   auto lift = [top](int fd) { return fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, top) : -1; };
   {
     int moved = lift(output[1]);
@@ -107,9 +107,8 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(
   }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, theirs[0], 3);
-  for (std::size_t i = 1; i < sockets; ++i) {
-    posix_spawn_file_actions_adddup2(&actions, theirs[i], 5 + static_cast<int>(i));
+  for (std::size_t i = 0; i < sockets; ++i) {
+    posix_spawn_file_actions_adddup2(&actions, theirs[i], socketFd(i));
   }
   posix_spawn_file_actions_adddup2(&actions, output[1], 1);
   posix_spawn_file_actions_adddup2(&actions, output[1], 2);
@@ -120,7 +119,7 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(
   // upstream socket it could write a forged answer to, not the master's own stderr. stdin reads
   // nothing, and a gap below its last descriptor is /dev/null.
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  int last = sockets > 1 ? top - 1 : blocks >= 0 ? 5 : status >= 0 ? 4 : 3;
+  int last = sockets > 1 ? socketFd(sockets - 1) : blocks >= 0 ? 5 : status >= 0 ? 4 : 3;
   if (status < 0 && last > 4)
     posix_spawn_file_actions_addopen(&actions, 4, "/dev/null", O_RDONLY, 0);
   if (blocks < 0 && last > 5)

@@ -38,6 +38,11 @@ class WorkerProcess final : public WorkerChannel {
 
   // At most this many sockets (executor threads: StatusPage::kMaxThreads).
   static constexpr std::size_t kMaxSockets = 64;
+  // The descriptor the child gets for the socket of its executor thread `thread`: 3 for the
+  // first, 6 onwards for the others (after the status page's 4 and the blocks' 5).
+  static constexpr int socketFd(std::size_t thread) {
+    return thread == 0 ? 3 : 5 + static_cast<int>(thread);
+  }
   // `argv[0]` is the executable; the child gets `sockets` socketpairs, one per executor thread:
   // its end of the first as descriptor 3 and of the others as 6, 7, ...; `statusFd` (a status
   // page, ipc/status_page.h), when there is one, as descriptor 4, and `blocksFd` (its stream

@@ -33,10 +33,6 @@ class SessionConsole final : public LogSink {
   ExecutionSession& session_;
 };
 
-EventLoop* loopOf(const v8::FunctionCallbackInfo<v8::Value>& info) {
-  return static_cast<EventLoop*>(info.Data().As<v8::External>()->Value());
-}
-
 std::string bounded(std::string text) {
   if (text.size() > kMaxErrorText) {
     text.resize(kMaxErrorText);
@@ -245,16 +241,14 @@ bool EventLoop::makeExecutionNatives(JsScope& js, v8::Local<v8::Object> natives)
 }
 
 void EventLoop::startExecution(const std::string& name, ExecutionJob job) {
+  // Its loop is its own, fresh (AppIsolates checks the id against the thread's other loops).
   auto found = apps_.find(name);
   std::uint64_t id = job.key;
-  if (found == apps_.end() || found->second->execution != job.session) {
-    job.settle(FailureKind::kInternal, "the execution's code is not loaded");
-    return;
-  }
-  if (!Requests::isSubmitterId(id) || requests_.contains(id)) {
-    // The submitter's bug: its tool calls and its cancel would name another's.
-    job.settle(FailureKind::kInternal,
-               "execution id " + std::to_string(id) + " is out of range or already in flight");
+  if (found == apps_.end() || !Requests::isSubmitterId(id)) {
+    job.settle(FailureKind::kInternal, found == apps_.end()
+                                           ? "the execution's code is not loaded"
+                                           : "execution id " + std::to_string(id) +
+                                                 " is out of range");
     return;
   }
   App& app = *found->second;

@@ -8,10 +8,8 @@
 // Each piece is acknowledged (job.bodyConsumed) once it is in JavaScript's hands or in the
 // gathered buffer, which opens the master's window for the next.
 #include <algorithm>
-#include <cctype>
 #include <cstdlib>
 #include <cstring>
-#include <limits>
 #include <optional>
 #include <string_view>
 #include <tuple>
@@ -25,33 +23,13 @@
 namespace isolane {
 namespace {
 
-EventLoop* loopOf(const v8::FunctionCallbackInfo<v8::Value>& info) {
-  return static_cast<EventLoop*>(info.Data().As<v8::External>()->Value());
-}
-
-bool sameAsciiLetters(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
-// The body's length when its head declares exactly one (one Content-Length of digits only, and no
-// Transfer-Encoding); else none. The master's parser has already held the body to it.
-std::optional<std::size_t> declaredLength(const HeaderList& headers) {
-  std::optional<std::size_t> length;
-  for (const auto& [name, value] : headers) {
-    if (sameAsciiLetters(name, "transfer-encoding")) return std::nullopt;
-    if (!sameAsciiLetters(name, "content-length")) continue;
-    if (length || value.empty() || value.size() > 15) return std::nullopt;
-    std::size_t n = 0;
-    for (char c : value) {
-      if (c < '0' || c > '9') return std::nullopt;
-      n = n * 10 + static_cast<std::size_t>(c - '0');
-    }
-    length = n;
+// The body's length when its head declares exactly one and no Transfer-Encoding. The master's
+// parser has already held the body to it.
+std::optional<std::uint64_t> declaredLength(const HeaderList& headers) {
+  for (const auto& header : headers) {
+    if (headerNameIs(header.first, "transfer-encoding")) return std::nullopt;
   }
-  return length;
+  return declaredContentLength(headers);
 }
 
 // `size` bytes at `data` (from malloc) as an ArrayBuffer that owns them, and their charge, until
@@ -199,7 +177,7 @@ void EventLoop::bodyAllCallback(const v8::FunctionCallbackInfo<v8::Value>& info)
   if (!req.job.bodyStreamed || req.bodyPulled || req.bodyGather || !req.bodyWaiter.IsEmpty()) {
     return;
   }
-  std::optional<std::size_t> length = declaredLength(req.job.request.headers);
+  std::optional<std::uint64_t> length = declaredLength(req.job.request.headers);
   if (!length || *length == 0) return;
   v8::Isolate* isolate = info.GetIsolate();
   std::shared_ptr<ByteBudget> budget = isolateMemoryBudget(isolate);

@@ -12,16 +12,9 @@
 #include "runtime/js_values.h"
 #include "worker/app_response.h"
 #include "worker/event_loop.h"
+#include "worker/event_loop_turn.h"
 
 namespace isolane {
-namespace {
-
-// The loop a native of makeNatives belongs to (its data).
-EventLoop* loopOf(const v8::FunctionCallbackInfo<v8::Value>& info) {
-  return static_cast<EventLoop*>(info.Data().As<v8::External>()->Value());
-}
-
-}  // namespace
 
 bool EventLoop::addNatives(JsScope& js, v8::Local<v8::Object> natives, const Native* table,
                            std::size_t count) {

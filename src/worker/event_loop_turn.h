@@ -1,6 +1,7 @@
 #pragma once
 // EventLoop::turn, shared by the files that make up the event loop (event_loop*.cc): one
-// synchronous entry into an app's context on behalf of a request. Internal to worker/.
+// synchronous entry into an app's context on behalf of a request; and loopOf, the loop a native
+// callback belongs to. Internal to worker/.
 //
 // Thread rule: the executor thread that owns the loop.
 
@@ -12,6 +13,11 @@
 #include "worker/watchdog.h"
 
 namespace isolane {
+
+// The loop a native of makeNatives or makeExecutionNatives belongs to (its data).
+inline EventLoop* loopOf(const v8::FunctionCallbackInfo<v8::Value>& info) {
+  return static_cast<EventLoop*>(info.Data().As<v8::External>()->Value());
+}
 
 template <typename Body>
 void EventLoop::turn(App& app, std::uint64_t requestId, Body&& body) {

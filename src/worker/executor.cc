@@ -63,6 +63,7 @@ bool Executor::submitExecution(ExecutionJob& job) {
     status_.pending.fetch_sub(1, std::memory_order_relaxed);
     return false;
   }
+  executionsQueued_.fetch_add(1, std::memory_order_release);
   doorbell_.ring();
   return true;
 }
@@ -315,7 +316,6 @@ void Executor::run() {
     // the oldest kFairWindow queued now, so one app's burst of long first turns does not start
     // before every other app's request, even one that arrived while the burst's first turn ran.
     RequestJob job;
-    ExecutionJob execution;
     auto leastLately = [&](const RequestJob& j) {
       auto it = lastStarted.find(j.request.app);
       return it == lastStarted.end() ? 0 : it->second;
@@ -352,8 +352,10 @@ void Executor::run() {
       }
     }
     // Executions, in the order they came: each in an isolate of its own, so no app waits its turn.
-    for (std::size_t n = queuedExecutions_.size(); n > 0 && queuedExecutions_.tryPop(execution);
-         --n) {
+    ExecutionJob execution;
+    for (std::size_t n = executionsQueued_.load(std::memory_order_acquire);
+         n > 0 && queuedExecutions_.tryPop(execution); --n) {
+      executionsQueued_.fetch_sub(1, std::memory_order_relaxed);
       execution.settled = [this, settled = std::move(execution.settled)](ExecutionOutcome o) {
         status_.pending.fetch_sub(1, std::memory_order_relaxed);
         executions_.fetch_add(1, std::memory_order_relaxed);

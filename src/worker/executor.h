@@ -190,6 +190,8 @@ class Executor {
   const Clock& clock_;
   BoundedQueue<RequestJob> requests_;
   BoundedQueue<ExecutionJob> queuedExecutions_;  // code mode's, beside the apps' requests
+  // How many: a pass of an app worker, which never gets one, takes no lock to learn it.
+  std::atomic<std::size_t> executionsQueued_{0};
   Guarded<std::deque<LoadCommand>> commands_;
   struct Controls {
     std::deque<Control> order;  // in arrival order; a credit or cancel once per key

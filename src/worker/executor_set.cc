@@ -175,9 +175,8 @@ bool ExecutorSet::submitTo(std::size_t i, RequestJob& job) {
 }
 
 bool ExecutorSet::submitExecution(ExecutionJob& job) {
-  std::size_t i = single_ ? 0 : pick({});
-  if (i >= executors_.size()) i = 0;
-  if (single_) return executors_[i]->submitExecution(job);
+  if (single_) return executors_[0]->submitExecution(job);
+  std::size_t i = pick({});
   std::uint64_t key = job.key;
   routes_.lock()->insert_or_assign(key, i);
   // The route (for its cancel and its tool answers) lives until it settles. It never moves.
