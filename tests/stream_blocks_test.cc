@@ -172,6 +172,77 @@ TEST(StreamBlocks, APipeGivesBackTheBlocksItDropsOrCopiesOut) {
   EXPECT_EQ(r.master->lentBlocks(), 0u);
 }
 
+// Request blocks: pieces of request bodies, written by the master, read once by the worker.
+std::string pieceOf(char letter, std::size_t size = kSharedRequestPieceMinBytes) {
+  return std::string(size, letter);
+}
+
+TEST(RequestBlocks, APieceTheMasterPutsIsWhatTheWorkerReadsAndItsBlockServesAgain) {
+  Region r;
+  // More pieces than blocks, each read before the next: the blocks are reused, none runs out.
+  for (std::uint32_t i = 0; i < kRequestBlockCount * 2; ++i) {
+    std::string piece = pieceOf(static_cast<char>('a' + i % 26), kStreamBlockBytes - i);
+    std::optional<std::uint32_t> block = r.master->putRequestPiece(piece);
+    ASSERT_TRUE(block) << "piece " << i;
+    Result<std::string> read = r.worker->readRequestPiece(*block, piece.size());
+    ASSERT_TRUE(read) << read.error();
+    ASSERT_EQ(read.value(), piece) << "piece " << i;
+  }
+  EXPECT_EQ(r.master->lentBlocks(), 0u);  // the stream blocks are another part of the region
+}
+
+TEST(RequestBlocks, WhileTheWorkerReadsNoneEveryBlockGoesOutOnceAndThenNoneIsLeft) {
+  Region r;
+  std::set<std::uint32_t> out;
+  for (std::uint32_t i = 0; i < kRequestBlockCount; ++i) {
+    std::optional<std::uint32_t> block = r.master->putRequestPiece(pieceOf('x'));
+    ASSERT_TRUE(block);
+    EXPECT_TRUE(out.insert(*block).second) << "block " << *block << " put twice";
+  }
+  EXPECT_EQ(r.master->requestBlocksOut(), kRequestBlockCount);
+  EXPECT_FALSE(r.master->putRequestPiece(pieceOf('y')));  // the piece goes through the socket
+  // The worker reads one: exactly that one is free again.
+  ASSERT_TRUE(r.worker->readRequestPiece(41, kSharedRequestPieceMinBytes));
+  EXPECT_EQ(r.master->putRequestPiece(pieceOf('z')), 41u);
+  EXPECT_EQ(r.worker->readRequestPiece(41, kSharedRequestPieceMinBytes).value(), pieceOf('z'));
+}
+
+TEST(RequestBlocks, APieceTooSmallOrTooLargeIsNotPutAndABlockOutOfRangeIsNotRead) {
+  Region r;
+  EXPECT_FALSE(r.master->putRequestPiece(""));
+  EXPECT_FALSE(r.master->putRequestPiece(pieceOf('s', kSharedRequestPieceMinBytes - 1)));
+  EXPECT_FALSE(r.master->putRequestPiece(pieceOf('l', kStreamBlockBytes + 1)));
+  EXPECT_EQ(r.master->requestBlocksOut(), 0u);
+  EXPECT_FALSE(r.worker->readRequestPiece(kRequestBlockCount, 1));
+  EXPECT_FALSE(r.worker->readRequestPiece(0, 0));
+  EXPECT_FALSE(r.worker->readRequestPiece(0, kStreamBlockBytes + 1));
+}
+
+// The words are the worker's to write, and nothing the master decides rests on them but when a
+// block it put is free again: a worker that scribbles over them, or over the blocks, gets back
+// pieces it spoiled itself, and the master never puts one block twice at once by its own count.
+TEST(RequestBlocks, AWorkerThatScribblesOverTheWordsAndBlocksSpoilsOnlyItsOwnPieces) {
+  Region r;
+  auto* words = reinterpret_cast<std::uint32_t*>(
+      const_cast<char*>(r.worker->data(0)) - kStreamBlocksOffset + kRequestWordsOffset);
+  for (std::uint32_t i = 0; i < kRequestBlockCount; ++i) words[i] = 0xdeadbeef;
+  std::set<std::uint32_t> out;
+  for (std::uint32_t i = 0; i < kRequestBlockCount; ++i) {
+    std::optional<std::uint32_t> block = r.master->putRequestPiece(pieceOf('w'));
+    ASSERT_TRUE(block);
+    EXPECT_TRUE(out.insert(*block).second);
+  }
+  // Words that claim every block was read: the master takes them back and writes them again.
+  for (std::uint32_t i = 0; i < kRequestBlockCount; ++i) words[i] = 1;
+  std::optional<std::uint32_t> again = r.master->putRequestPiece(pieceOf('v'));
+  ASSERT_TRUE(again);
+  std::memset(r.worker->data(0) - kStreamBlocksOffset + kRequestBlocksOffset +
+                  std::size_t{*again} * kStreamBlockBytes,
+              'q', 4);
+  std::string read = r.worker->readRequestPiece(*again, kSharedRequestPieceMinBytes).value();
+  EXPECT_EQ(read.substr(0, 5), "qqqqv");
+}
+
 // The pool and fake workers (tests/fake_worker.cc), through the real spawn: the region is made
 // per process and passed as descriptor 5.
 class StreamBlocksPool : public ::testing::Test {
@@ -257,6 +328,52 @@ TEST_F(StreamBlocksPool, ARealWorkerStreamsThroughItsBlocks) {
   EXPECT_EQ(text.find("isolane_stream_pieces_total{path=\"shared\"} 0"), std::string::npos)
       << text;
   EXPECT_NE(text.find("isolane_stream_pieces_total{path=\"socket\"} 0"), std::string::npos)
+      << text;
+}
+
+// The checksum tests/fixtures/apps/body_reader.js answers with.
+std::uint32_t checksum(const std::string& bytes) {
+  std::uint32_t sum = 0;
+  for (unsigned char c : bytes) sum = sum * 31 + c;
+  return sum;
+}
+
+// A real worker reads an upload whose large pieces crossed in its request blocks and whose small
+// ones crossed through its socket, in the order they were sent, both ways an app reads a body.
+TEST_F(StreamBlocksPool, ARealWorkerReadsAnUploadThatCrossedInItsRequestBlocks) {
+  SubprocessBackend pool(test::poolOptions(test::realWorker(), 1), metrics_);
+  ASSERT_TRUE(pool.start({AppSpec{"reader", ISOLANE_TEST_FIXTURES "/apps/body_reader.js", {}}}));
+  const std::size_t sizes[] = {65536, 100, 65536, 20000, 5, 16384, 65536, 16383, 40000};
+  std::string body;
+  for (std::size_t i = 0; i < std::size(sizes); ++i) {
+    for (std::size_t j = 0; j < sizes[i]; ++j) body += static_cast<char>(i * 13 + j * 7 + j / 251);
+  }
+  const std::string sum = std::to_string(checksum(body));
+  for (const std::string how : {"arrayBuffer", "stream"}) {
+    auto pipe = std::make_shared<BodyPipe>([](std::size_t) {}, /*enforceWindow=*/false);
+    AppRequest request{"reader", "t", "POST", "http://test/?how=" + how,
+                       {{"Content-Length", std::to_string(body.size())}}, ""};
+    request.bodyStream = pipe;
+    auto promise = std::make_shared<std::promise<AppResponse>>();
+    auto answer = promise->get_future();
+    pool.submit(std::move(request), [promise](AppResponse r) { promise->set_value(std::move(r)); });
+    std::size_t at = 0;
+    for (std::size_t size : sizes) {
+      ASSERT_TRUE(pipe->push(body.substr(at, size)));
+      at += size;
+    }
+    pipe->end();
+    ASSERT_EQ(answer.wait_for(20s), std::future_status::ready) << how;
+    AppResponse r = answer.get();
+    ASSERT_EQ(r.failure, FailureKind::kNone) << how << ": " << r.failureDetail;
+    EXPECT_EQ(r.body.substr(0, r.body.find(' ')), std::to_string(body.size())) << r.body;
+    EXPECT_NE(r.body.find("sum " + sum), std::string::npos) << how << ": " << r.body;
+  }
+  // Six pieces of 16 KiB or more each time; the three smaller ones went through the socket.
+  std::string text = metrics_.render();
+  EXPECT_NE(text.find("isolane_request_body_pieces_total{path=\"shared\"} 12"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("isolane_request_body_pieces_total{path=\"socket\"} 6"), std::string::npos)
       << text;
 }
 

@@ -283,6 +283,13 @@ Result<std::string> encodeRequestBodyHead(std::uint64_t id, std::size_t dataByte
   return finish(fbb, wire::Message::RequestBody, m.Union(), max, dataBytes);
 }
 
+Result<std::string> encodeSharedRequestBody(std::uint64_t id, std::uint32_t block,
+                                            std::uint32_t size, std::size_t max) {
+  FlatBufferBuilder fbb(64);
+  auto m = wire::CreateRequestBody(fbb, id, /*end=*/false, 0, /*shared=*/true, block, size);
+  return finish(fbb, wire::Message::RequestBody, m.Union(), max);
+}
+
 Result<std::string> encodeRequestBody(std::uint64_t id, std::string_view data, bool end,
                                       const std::string& error, std::size_t max) {
   return appendTrailer(encodeRequestBodyHead(id, data.size(), end, error, max), data);

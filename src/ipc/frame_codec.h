@@ -77,6 +77,9 @@ Result<std::string> encodeRequestBody(std::uint64_t id, std::string_view data, b
                                       const std::string& error, std::size_t maxFrameBytes);
 Result<std::string> encodeRequestBodyHead(std::uint64_t id, std::size_t dataBytes, bool end,
                                           const std::string& error, std::size_t maxFrameBytes);
+// A piece of a streamed request body the master put in one of the worker's request blocks.
+Result<std::string> encodeSharedRequestBody(std::uint64_t id, std::uint32_t block,
+                                            std::uint32_t size, std::size_t maxFrameBytes);
 Result<std::string> encodeBodyCredit(std::uint64_t id, std::uint32_t bytes,
                                      std::size_t maxFrameBytes);
 Result<std::string> encodeCredit(std::uint64_t id, std::uint32_t bytes, std::size_t maxFrameBytes);

@@ -24,15 +24,29 @@
 // fault in the master's own code would be a SIGBUS; in a system call it is an error. When every
 // block is out, the worker sends pieces through the socket.
 //
+// The same region carries the other direction too: the pieces of streamed request bodies (an
+// upload) cross from the master to the worker in request blocks, after the stream blocks. The
+// master picks a free one from its own list, writes the piece into it with pwrite (a kernel copy,
+// as a socket's send would make, without the socket's buffers) and sends a RequestBody that names
+// it; the worker copies the piece out and bumps the block's word (a count of the pieces it read
+// from it), which is how the master learns (reading the words with pread, when its list of free
+// blocks is empty) that the block is free again. The master's list, not the words,
+// says what it lent: a worker that bumps a word early, or never, spoils only its own requests'
+// bodies, or sends its pieces through the socket once it holds every block.
+//
 // Thread rule: StreamBlocksFile's members are safe from any thread (giveBack is one atomic
-// store); StreamBlocks::claim() is safe from any thread of the worker (executor threads share it).
+// store, the request blocks' list has a lock of its own); StreamBlocks::claim() and
+// readRequestPiece() are safe from any thread of the worker (executor threads share them).
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "ipc/body_piece.h"
 #include "util/result.h"
@@ -50,6 +64,19 @@ inline constexpr std::size_t kStreamBlocksRegionBytes =
     kStreamBlocksOffset + kStreamBlockCount * kStreamBlockBytes;
 static_assert(kStreamBlockCount * sizeof(std::atomic<std::uint32_t>) <= kStreamBlocksOffset);
 static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
+
+// Request blocks: a window (256 KiB and a piece) for each of 25 uploads at once before pieces go
+// through the socket. Their words (a count of the pieces the worker has read from each block)
+// fill the page after the stream blocks, and the blocks the pages after that.
+inline constexpr std::uint32_t kRequestBlockCount = 128;
+inline constexpr std::size_t kRequestWordsOffset = kStreamBlocksRegionBytes;
+inline constexpr std::size_t kRequestBlocksOffset = kRequestWordsOffset + 4096;
+// A smaller piece goes as its frame's trailer: one system call either way, and no block held.
+inline constexpr std::size_t kSharedRequestPieceMinBytes = std::size_t{16} << 10;
+// The whole region: what the master makes and the worker maps.
+inline constexpr std::size_t kSharedBlocksBytes =
+    kRequestBlocksOffset + kRequestBlockCount * kStreamBlockBytes;
+static_assert(kRequestBlockCount * sizeof(std::atomic<std::uint32_t>) <= 4096);
 
 // The master's side: the region of one worker process.
 class StreamBlocksFile final : public BlockLender,
@@ -72,12 +99,30 @@ class StreamBlocksFile final : public BlockLender,
   // Blocks lent and not given back yet (for tests and the status of a worker).
   std::size_t lentBlocks() const { return lent_.load(std::memory_order_relaxed); }
 
+  // Writes a piece of a request body (kSharedRequestPieceMinBytes to kStreamBlockBytes bytes)
+  // into a free request block, now the worker's until it has read it; none for a piece of
+  // another size, when every block is out, or when the write failed: the piece then goes through
+  // the socket.
+  std::optional<std::uint32_t> putRequestPiece(std::string_view bytes);
+  // Request blocks written and not read by the worker yet, as far as the master last looked.
+  std::size_t requestBlocksOut() const;
+
  private:
-  StreamBlocksFile(int fd, const char* base) : fd_(fd), base_(base) {}
+  StreamBlocksFile(int fd, const char* base);
+  // Reads the worker's words: blocks it has read since they were written are free again.
+  void collectReadRequestBlocksLocked();
 
   const int fd_;
   const char* const base_;
   std::atomic<std::size_t> lent_{0};
+
+  mutable std::mutex requestMu_;
+  std::vector<std::uint32_t> freeRequestBlocks_;  // guarded by requestMu_
+  struct RequestBlock {
+    bool out = false;        // written, and the worker had not read it when last looked
+    std::uint32_t puts = 0;  // pieces written into it: its word once the worker has read them all
+  };
+  std::vector<RequestBlock> requestBlocks_;  // guarded by requestMu_
 };
 
 // The worker's side.
@@ -96,6 +141,10 @@ class StreamBlocks {
   char* data(std::uint32_t block) const;
   // A claimed block that was not sent after all.
   void unclaim(std::uint32_t block);
+
+  // The piece of a request body the master wrote into request block `block` (`size` bytes),
+  // copied out; the block is the master's again. An error for a block or size out of range.
+  Result<std::string> readRequestPiece(std::uint32_t block, std::size_t size);
 
  private:
   explicit StreamBlocks(char* base) : base_(base) {}

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "obs/log.h"
@@ -79,6 +80,14 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
           {"path"})),
       sharedPieces_(streamPieces_.with({"shared"})),
       socketPieces_(streamPieces_.with({"socket"})),
+      requestPieces_(metrics.counter(
+          "isolane_request_body_pieces_total",
+          "Pieces of streamed request bodies sent to the workers, by the way they crossed: "
+          "shared (written into a block of memory shared with the worker) or socket (through "
+          "the worker's socket, when every block was out)",
+          {"path"})),
+      sharedRequestPieces_(requestPieces_.with({"shared"})),
+      socketRequestPieces_(requestPieces_.with({"socket"})),
       egress_(FetchClientOptions{}, options_.maxFrameBytes),
       codeCache_(options_.codeCacheDir) {
   auto addSlot = [&](const std::string& group) {
@@ -387,6 +396,7 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
     slot->appRequests.add(request.app);
   }
   std::shared_ptr<WorkerChannel> proc = slot->proc;
+  std::shared_ptr<StreamBlocksFile> blocks = request.bodyStream ? slot->blocks : nullptr;
   Pending pending{
       slot->index,
       slot->generation,
@@ -425,15 +435,30 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
     // stops the forwarding: the send fails, and its death answers the request.
     std::weak_ptr<WorkerChannel> weak = proc;
     std::size_t max = options_.maxFrameBytes;
-    forwardBody(*sent.bodyStream,
-                [weak, id, max, thread](std::string piece, bool end, std::string error) {
-                  auto worker = weak.lock();
-                  // The piece is the frame's trailer, written from where it is (not copied behind
-                  // the head).
-                  auto head = encodeRequestBodyHead(id, piece.size(), end, error, max);
-                  if (worker && head)
-                    (void)worker->sendTo(thread, std::move(head.value()), std::move(piece));
-                });
+    // The counters live in the registry, which outlives the backend and its sessions' pipes.
+    Counter* viaBlock = &sharedRequestPieces_;
+    Counter* viaSocket = &socketRequestPieces_;
+    forwardBody(*sent.bodyStream, [weak, blocks, id, max, thread, viaBlock, viaSocket](
+                                      std::string piece, bool end, std::string error) {
+      auto worker = weak.lock();
+      if (!worker) return;
+      // A piece crosses in one of the worker's request blocks when one is free (written there
+      // by the kernel, ipc/stream_blocks.h), else as the frame's trailer, written from where it
+      // is (not copied behind the head).
+      // (An end or a failure has no piece: putRequestPiece refuses it, as it does a small one.)
+      std::optional<std::uint32_t> block = blocks ? blocks->putRequestPiece(piece) : std::nullopt;
+      if (block) {
+        auto size = static_cast<std::uint32_t>(piece.size());
+        if (auto shared = encodeSharedRequestBody(id, *block, size, max)) {
+          (void)worker->sendTo(thread, std::move(shared.value()));
+          viaBlock->inc();
+          return;
+        }
+      }
+      if (!piece.empty()) viaSocket->inc();
+      auto head = encodeRequestBodyHead(id, piece.size(), end, error, max);
+      if (head) (void)worker->sendTo(thread, std::move(head.value()), std::move(piece));
+    });
   }
   return id;
 }

@@ -231,6 +231,9 @@ class SubprocessBackend final : public Backend {
   Family<Counter>& streamPieces_;
   Counter& sharedPieces_;  // streamed pieces that crossed in a shared block
   Counter& socketPieces_;  // and through the worker's socket
+  Family<Counter>& requestPieces_;
+  Counter& sharedRequestPieces_;  // request body pieces written into a worker's request block
+  Counter& socketRequestPieces_;  // and sent through its socket
   // Performs the workers' outbound fetches (they hold no network).
   Egress egress_;
   static std::uint64_t egressOwner(int slot, std::uint64_t generation) {

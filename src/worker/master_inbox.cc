@@ -245,7 +245,19 @@ std::optional<int> MasterInbox::handle(const wire::Frame& frame, std::string_vie
       return std::nullopt;
     case wire::Message::RequestBody: {
       const wire::RequestBody* m = frame.message_as_RequestBody();
-      executor.requestBody(m->id(), std::string(trailer), m->end(),
+      std::string piece(trailer);
+      if (m->shared()) {  // the piece is in one of the request blocks (ipc/stream_blocks.h)
+        Result<std::string> read = parts_.blocks
+                                       ? parts_.blocks->readRequestPiece(m->block(), m->size())
+                                       : Result<std::string>(Error{"no shared blocks"});
+        if (!read) {
+          logEvent(Level::kError, "a request body piece the master named cannot be read",
+                   {{"error", read.error()}});
+          return 3;
+        }
+        piece = std::move(read.value());
+      }
+      executor.requestBody(m->id(), std::move(piece), m->end(),
                            m->error() ? m->error()->str() : std::string());
       return std::nullopt;
     }

@@ -63,16 +63,16 @@ int runWorkerProcess(const WorkerProcessOptions& options) {
     }
     page = mapped.value();
   }
-  // And the memory streamed pieces cross in: without it they go through the socket.
+  // And the memory streamed pieces cross in, both ways. The master that passed it sends pieces of
+  // request bodies in it: a worker that cannot map it could not read them.
   std::unique_ptr<StreamBlocks> blocks;
   if (options.blocksFd >= 0) {
     auto mapped = StreamBlocks::map(options.blocksFd);
     if (!mapped) {
-      logEvent(Level::kWarn, "cannot map the stream blocks; pieces go through the socket",
-               {{"error", mapped.error()}});
-    } else {
-      blocks = std::move(mapped.value());
+      logEvent(Level::kError, "cannot map the shared blocks; exiting", {{"error", mapped.error()}});
+      return 4;
     }
+    blocks = std::move(mapped.value());
   }
   // What the worker reads from files, read before the sandbox refuses every open: node's command
   // line (the engine's key), the runtime's startup snapshot (mapped), its own memory figures.
