@@ -179,11 +179,13 @@ std::string pieceOf(char letter, std::size_t size = kSharedRequestPieceMinBytes)
 
 TEST(RequestBlocks, APieceTheMasterPutsIsWhatTheWorkerReadsAndItsBlockServesAgain) {
   Region r;
-  // More pieces than blocks, each read before the next: the blocks are reused, none runs out.
+  // More pieces than blocks, each read before the next: the block just read is written again
+  // (its pages stay warm, the rest of the region is never made resident), none runs out.
   for (std::uint32_t i = 0; i < kRequestBlockCount * 2; ++i) {
     std::string piece = pieceOf(static_cast<char>('a' + i % 26), kStreamBlockBytes - i);
     std::optional<std::uint32_t> block = r.master->putRequestPiece(piece);
     ASSERT_TRUE(block) << "piece " << i;
+    EXPECT_EQ(*block, 0u) << "piece " << i;
     Result<std::string> read = r.worker->readRequestPiece(*block, piece.size());
     ASSERT_TRUE(read) << read.error();
     ASSERT_EQ(read.value(), piece) << "piece " << i;

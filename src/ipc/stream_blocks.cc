@@ -69,7 +69,10 @@ std::optional<std::uint32_t> StreamBlocksFile::putRequestPiece(std::string_view 
     return std::nullopt;
   }
   std::lock_guard<std::mutex> lock(requestMu_);
-  if (freeRequestBlocks_.empty()) collectReadRequestBlocksLocked();
+  // Every time (a read of 512 bytes beside a write of up to 64 KiB): a block the worker has just
+  // read goes on top of the list and is written again next, so the pages in use stay few and warm
+  // instead of every block being made resident before the first is reused.
+  collectReadRequestBlocksLocked();
   if (freeRequestBlocks_.empty()) return std::nullopt;
   const std::uint32_t block = freeRequestBlocks_.back();
   const off_t at = static_cast<off_t>(kRequestBlocksOffset + block * kStreamBlockBytes);

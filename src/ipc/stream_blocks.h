@@ -29,8 +29,8 @@
 // master picks a free one from its own list, writes the piece into it with pwrite (a kernel copy,
 // as a socket's send would make, without the socket's buffers) and sends a RequestBody that names
 // it; the worker copies the piece out and bumps the block's word (a count of the pieces it read
-// from it), which is how the master learns (reading the words with pread, when its list of free
-// blocks is empty) that the block is free again. The master's list, not the words,
+// from it), which is how the master learns (reading the words with pread before each write) that
+// the block is free again. The master's list, not the words,
 // says what it lent: a worker that bumps a word early, or never, spoils only its own requests'
 // bodies, or sends its pieces through the socket once it holds every block.
 //
