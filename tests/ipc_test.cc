@@ -23,7 +23,7 @@ const wire::Frame* readOne(FrameReader& reader, const std::string& bytes) {
 
 TEST(Frames, RequestRoundTrips) {
   AppRequest req{"app", "rid", "POST", "http://h/p", {{"a", "1"}, {"b", "2"}}, std::string("x\0y", 3)};
-  auto bytes = encodeRequest(42, req, 5000, kDefaultMaxFrameBytes);
+  auto bytes = encodeRequest(42, req, 5000, kDefaultMaxFrameBytes, 123'456'789'012);
   ASSERT_TRUE(bytes) << bytes.error();
   FrameReader reader(kDefaultMaxFrameBytes);
   const wire::Frame* f = readOne(reader, bytes.value());
@@ -32,6 +32,7 @@ TEST(Frames, RequestRoundTrips) {
   EXPECT_EQ(m->id(), 42u);
   EXPECT_EQ(m->url()->str(), "http://h/p");
   EXPECT_EQ(m->deadline_ms(), 5000u);
+  EXPECT_EQ(m->sent_ns(), 123'456'789'012u);
   EXPECT_EQ(headersFrom(m->headers()), req.headers);
   EXPECT_EQ(reader.trailer(), req.body);  // the body is the frame's trailer
 }

@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "eventually.h"
@@ -193,6 +194,47 @@ TEST(MasterInbox, ALongTurnHoldsUpNoHeartbeatAndALoadWaitsForItInOrder) {
   EXPECT_EQ(inbox.waitForEnd(), 0);
   executor.stop();
   ::close(fds[1]);
+}
+
+// A request's wait counts from when the master sent it (the Request frame's stamp), its time in
+// the socket included: requests stamped 300 ms ago make a standing delay of at least that; a
+// stamp in the future (a clock the worker cannot trust to be behind) counts as now.
+TEST(MasterInbox, ARequestsWaitCountsFromWhenTheMasterSentIt) {
+  using Ms = std::chrono::milliseconds;
+  for (auto [ago, atLeast, below] : {std::tuple<Ms, Ms, Ms>{300ms, 300ms, 10s},
+                                     std::tuple<Ms, Ms, Ms>{-5s, 0ms, 100ms}}) {
+    int fds[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+    FrameOutbox out(fds[0], [](const std::string&) {});
+    ConsoleLog console;
+    WireEgressHub egress(out, kMax);
+    ExecutorOptions options;
+    options.egress = [&egress](Doorbell& wake) { return egress.channel(wake); };
+    StatusPage page;
+    ExecutorSet executor(1, options, console, SystemClock::instance(), &page);
+    MasterInbox inbox(fds[0], {out, executor, egress, console, kMax, {}});
+    ASSERT_TRUE(executor.attachInbox(0, &inbox));
+    MasterEnd master(fds[1]);
+    master.send(encodeLoadApp(AppSpec{"hello", kApps + "hello.js", {}}, kMax));
+    ASSERT_EQ(master.next().first, wire::Message::AppLoaded);
+    // One every 10 ms for longer than an interval: the interval's least wait is published.
+    for (std::uint64_t id = 1; id <= 15; ++id) {
+      auto sent = std::chrono::steady_clock::now() - ago;
+      auto sentNs = std::chrono::duration_cast<std::chrono::nanoseconds>(sent.time_since_epoch());
+      master.send(encodeRequest(id, AppRequest{"hello", "r", "GET", "http://x/", {}, ""}, 0, kMax,
+                                static_cast<std::uint64_t>(sentNs.count())));
+      ASSERT_EQ(master.next().first, wire::Message::ResponseHead);
+      std::this_thread::sleep_for(10ms);
+    }
+    ASSERT_NE(page.thread[0].standingDelayAtNs.load(), 0);
+    std::chrono::nanoseconds standing(page.thread[0].standingDelayNs.load());
+    EXPECT_GE(standing, atLeast);
+    EXPECT_LT(standing, below);
+    ::shutdown(fds[1], SHUT_RDWR);
+    EXPECT_EQ(inbox.waitForEnd(), 0);
+    executor.stop();
+    ::close(fds[1]);
+  }
 }
 
 }  // namespace

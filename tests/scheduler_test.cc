@@ -48,8 +48,10 @@ TEST(Scheduler, ShortRequestsGoWhereTheyWaitLeast) {
        -1, false, /*allWedged=*/true},
       {"a full worker takes nothing", {worker(0, 4), worker(1, 3)}, 1},
       {"every worker full: none", {worker(0, 4), worker(1, 4)}, -1},
-      {"a standing queue comes after every worker without one",
-       {worker(0, 0, 1, 1, "overloaded"), worker(1, 3)}, 1},
+      {"a standing queue counts its requests twice", {worker(0, 2, 1, 1, "overloaded"), worker(1, 3)},
+       1},
+      {"but a worker whose queue has drained takes its share again",
+       {worker(0, 0, 1, 1, "overloaded"), worker(1, 3)}, 0},
       {"a quarantined worker comes after every other",
        {worker(0, 0, 1, 1, "quarantined"), worker(1, 3, 1, 1, "overloaded")}, 1},
       {"a quarantined worker when it is the only one", {worker(0, 2, 1, 1, "quarantined")}, 0},
@@ -71,6 +73,11 @@ TEST(Scheduler, TheChosenWorkersStateIsReported) {
   Placement p = placeRequest(overloaded, false, 8);
   EXPECT_EQ(p.slot, 1);
   EXPECT_TRUE(p.overloaded);
+  // Shed only when every worker it could go to stands: not when the chosen one alone does.
+  std::vector<WorkerView> one = {worker(0, 0, 1, 1, "overloaded"), worker(1, 3)};
+  p = placeRequest(one, false, 8);
+  EXPECT_EQ(p.slot, 0);
+  EXPECT_FALSE(p.overloaded);
   std::vector<WorkerView> quarantined = {worker(0, 0, 1, 1, "quarantined")};
   EXPECT_TRUE(placeRequest(quarantined, false, 8).quarantined);
 }

@@ -132,6 +132,22 @@ TEST(DelayMonitor, RequestsThatAllWaitedMakeAStandingQueue) {
   EXPECT_EQ(readWorkerLoad(page, t + 400ms, 50ms).standingDelay, 0ms);
 }
 
+// A neighbour's request started ahead of a flood's older ones (apps take turns) waited little:
+// that says nothing of the flood's queue, which still stands.
+TEST(DelayMonitor, ARequestStartedAheadOfOlderOnesDoesNotHideTheQueueBehindIt) {
+  ThreadStatus status;
+  DelayMonitor monitor(status);
+  Time t = std::chrono::steady_clock::now();
+  for (int i = 0; i <= 10; ++i) {
+    if (i == 5) monitor.started(2ms, t + 49ms, /*inOrder=*/false);
+    monitor.started(std::chrono::milliseconds(140 + i), t + i * 10ms);
+  }
+  EXPECT_EQ(status.standingDelayNs, std::chrono::nanoseconds(140ms).count());
+  // An interval in which only requests ahead of others started: their least wait stands in.
+  for (int i = 1; i <= 10; ++i) monitor.started(3ms, t + 100ms + i * 10ms, /*inOrder=*/false);
+  EXPECT_EQ(status.standingDelayNs, std::chrono::nanoseconds(3ms).count());
+}
+
 TEST(StatusPage, AWorkerHasTheStandingDelayOfItsLeastDelayedThread) {
   StatusPage page;
   page.threads = 2;

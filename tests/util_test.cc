@@ -33,12 +33,15 @@ TEST(BoundedQueue, TakeLeastTakesTheLeastScoreInItsWindowTheOldestOnATie) {
   for (std::string s : {"b2", "a1", "c1", "a0"}) ASSERT_TRUE(q.tryPush(s));
   auto score = [](const std::string& s) { return s[1] - '0'; };
   std::string out;
-  ASSERT_TRUE(q.takeLeast(score, 3, out));
+  bool oldest = true;
+  ASSERT_TRUE(q.takeLeast(score, 3, out, &oldest));
   EXPECT_EQ(out, "a1") << "a0 is outside the window; a1 is older than c1";
+  EXPECT_FALSE(oldest) << "b2 is older";
   ASSERT_TRUE(q.takeLeast(score, 8, out));
   EXPECT_EQ(out, "a0");
-  ASSERT_TRUE(q.takeLeast(score, 1, out));
+  ASSERT_TRUE(q.takeLeast(score, 1, out, &oldest));
   EXPECT_EQ(out, "b2") << "a window of one is the oldest";
+  EXPECT_TRUE(oldest);
   ASSERT_TRUE(q.takeLeast(score, 8, out));
   EXPECT_EQ(out, "c1");
   EXPECT_FALSE(q.takeLeast(score, 8, out));

@@ -207,12 +207,13 @@ Result<std::string> encodeAppLoaded(const std::string& name, bool ok, const std:
 }
 
 Result<std::string> encodeRequest(std::uint64_t id, const AppRequest& r, std::uint32_t deadlineMs,
-                                  std::size_t max) {
+                                  std::size_t max, std::uint64_t sentNs) {
   // A body that is whole at dispatch is the trailer; a streamed one follows in RequestBody frames.
   FlatBufferBuilder fbb(512);
   auto m = wire::CreateRequest(fbb, id, fbb.CreateString(r.app), fbb.CreateString(r.requestId),
                                fbb.CreateString(r.method), fbb.CreateString(r.url),
-                               headers(fbb, r.headers), 0, deadlineMs, r.bodyStream != nullptr);
+                               headers(fbb, r.headers), 0, deadlineMs, r.bodyStream != nullptr,
+                               sentNs);
   return appendTrailer(finish(fbb, wire::Message::Request, m.Union(), max, r.body.size()), r.body);
 }
 

@@ -55,8 +55,10 @@ Result<std::string> encodeHello(std::int32_t pid, std::size_t maxFrameBytes,
 Result<std::string> encodeLoadApp(const AppSpec& app, std::size_t maxFrameBytes);
 Result<std::string> encodeAppLoaded(const std::string& name, bool ok, const std::string& error,
                                     std::size_t maxFrameBytes, const AppLoadReport& report = {});
+// `sentNs`: the steady clock (CLOCK_MONOTONIC) in ns as the master sends it (wire.fbs Request).
 Result<std::string> encodeRequest(std::uint64_t id, const AppRequest& request,
-                                  std::uint32_t deadlineMs, std::size_t maxFrameBytes);
+                                  std::uint32_t deadlineMs, std::size_t maxFrameBytes,
+                                  std::uint64_t sentNs = 0);
 Result<std::string> encodeResponseHead(std::uint64_t id, const AppResponse& response,
                                        std::size_t maxFrameBytes);
 // The whole answer in one frame (a ResponseHead that is `complete`), for a body that is not

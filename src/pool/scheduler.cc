@@ -36,6 +36,7 @@ Placement placeRequest(std::span<const WorkerView> workers, bool stream,
   }
   const WorkerView* best = nullptr;
   double bestScore = 0;
+  bool everyOverloaded = true;  // of the workers scored
   const WorkerView* byCounts = nullptr;  // what the in-flight counts alone would pick
   bool byCountsWedged = false;
   bool excluded = false;  // a worker it could use otherwise was left out by the confinement
@@ -55,8 +56,10 @@ Placement placeRequest(std::span<const WorkerView> workers, bool stream,
       byCountsWedged = w.freeThreads == 0;
     }
     if (w.freeThreads == 0) continue;
-    double score = (w.quarantined ? 1e15 : 0) + (w.overloaded ? 1e12 : 0) +
-                   static_cast<double>(w.inFlight + 1) * w.threads / w.freeThreads;
+    everyOverloaded = everyOverloaded && w.overloaded;
+    double score = (w.quarantined ? 1e15 : 0) + (w.overloaded ? 2.0 : 1.0) *
+                                                    static_cast<double>(w.inFlight + 1) *
+                                                    w.threads / w.freeThreads;
     if (!best || score < bestScore) {
       best = &w;
       bestScore = score;
@@ -64,7 +67,7 @@ Placement placeRequest(std::span<const WorkerView> workers, bool stream,
   }
   if (best) {
     placement.slot = best->slot;
-    placement.overloaded = !stream && best->overloaded;
+    placement.overloaded = !stream && everyOverloaded;
     placement.quarantined = !stream && best->quarantined;
   }
   if (!stream && byCounts && best != byCounts) {

@@ -7,8 +7,12 @@
 // A short request goes to the eligible worker with the fewest requests in flight per free
 // executor thread that still has room, the earliest slot on a tie. A thread inside one
 // synchronous turn longer than wedged_turn_ms is not free, and a worker with no free thread is
-// skipped (its requests would wait behind the turn). A worker with a standing queue comes after
-// every worker without one, and a quarantined one after every other. A stream goes to the
+// skipped (its requests would wait behind the turn). A worker with a standing queue counts its
+// requests in flight twice: it takes less than its share, not nothing (a standing queue is
+// known a pass or two late, from its requests' waits, while the counts are current: a worker
+// shunned whole for it would drain while every request went to the next, which would then be
+// shunned in turn, and the two would never stand at once, which is when new requests are shed).
+// A quarantined worker comes after every other. A stream goes to the
 // eligible worker with the fewest streams (streams are bounded by the stream cap alone).
 //
 // An app that lately held a thread in a long turn (a "heavy" app: pool/heavy_apps.h) is
@@ -44,7 +48,7 @@ struct Placement {
   int slot = -1;               // -1: none may take it now
   bool avoidedWedged = false;  // by counts alone it would have gone to a wedged worker
   bool allWedged = false;      // none: every worker with room is wedged
-  bool overloaded = false;     // the chosen worker has a standing queue (so has every other)
+  bool overloaded = false;     // every worker it could go to has a standing queue
   bool quarantined = false;    // the chosen worker is quarantined (every other was unfit)
   bool confined = false;       // none: the app is heavy and every worker it may use is unfit
 };

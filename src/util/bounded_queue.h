@@ -57,9 +57,10 @@ class BoundedQueue {
   }
 
   // Safe from any thread. Moves into `out` the item with the least `score` among the oldest
-  // `window` (the oldest of those on a tie); false when the queue is empty.
+  // `window` (the oldest of those on a tie); false when the queue is empty. `tookOldest`, when
+  // given, says whether it was the oldest of all (none older stays behind).
   template <typename Score>
-  bool takeLeast(Score score, std::size_t window, T& out) {
+  bool takeLeast(Score score, std::size_t window, T& out, bool* tookOldest = nullptr) {
     auto q = items_.lock();
     if (q->items.empty()) return false;
     auto best = q->items.begin();
@@ -74,6 +75,7 @@ class BoundedQueue {
         }
       }
     }
+    if (tookOldest) *tookOldest = best == q->items.begin();
     out = std::move(*best);
     q->items.erase(best);
     return true;

@@ -316,12 +316,13 @@ void Executor::run() {
     // the oldest kFairWindow queued now, so one app's burst of long first turns does not start
     // before every other app's request, even one that arrived while the burst's first turn ran.
     RequestJob job;
+    bool oldest = true;  // the job taken was the oldest queued: it waited through the whole queue
     auto leastLately = [&](const RequestJob& j) {
       auto it = lastStarted.find(j.request.app);
       return it == lastStarted.end() ? 0 : it->second;
     };
     for (std::size_t n = requests_.size();
-         n > 0 && requests_.takeLeast(leastLately, kFairWindow, job); --n) {
+         n > 0 && requests_.takeLeast(leastLately, kFairWindow, job, &oldest); --n) {
       lastStarted[job.request.app] = ++startSeq;
       // Counted out when answered, on this thread: the submitter's callback is moved, not
       // copied, once per request.
@@ -346,7 +347,7 @@ void Executor::run() {
       } else if (unstartedBy != FailureKind::kNone) {
         job.done(unstarted(unstartedBy));
       } else {
-        delays.started(clock_.now() - job.received, std::chrono::steady_clock::now());
+        delays.started(clock_.now() - job.received, std::chrono::steady_clock::now(), oldest);
         isolates.start(std::move(job));
         drainIfLong();
       }

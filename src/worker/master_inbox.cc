@@ -5,7 +5,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <optional>
 
@@ -310,6 +312,20 @@ void MasterInbox::loadApp(AppSpec spec) {
   parts_.out.send(loaded);
 }
 
+namespace {
+// When a request reached this worker: when the master sent it (the machine's monotonic clock, the
+// same in both processes), so that its wait in this thread's socket, behind the turns before it,
+// counts as waiting (worker/delay_monitor.h); read between turns, the first request of each pass
+// would otherwise look as if it had not waited at all, and a standing queue would never show.
+// Never later than now; now when the master did not say.
+std::chrono::steady_clock::time_point receivedAt(std::uint64_t sentNs) {
+  const auto now = std::chrono::steady_clock::now();
+  if (sentNs == 0) return now;
+  const std::chrono::steady_clock::time_point sent{std::chrono::nanoseconds(sentNs)};
+  return std::min(sent, now);
+}
+}  // namespace
+
 void MasterInbox::startRequest(const wire::Request& m, std::string_view body) {
   const std::size_t max = parts_.maxFrameBytes;
   FrameOutbox& out = parts_.out;
@@ -321,6 +337,7 @@ void MasterInbox::startRequest(const wire::Request& m, std::string_view body) {
   RequestJob job{std::move(request),
                  [&out, id, max](const AppResponse& r) { sendResponse(out, id, r, max); }, id};
   job.sink = std::make_shared<FrameStreamSink>(out, parts_.blocks, id, max);
+  job.received = receivedAt(m.sent_ns());
   if (m.body_streamed()) {
     job.bodyStreamed = true;
     job.bodyConsumed = [&out, id, max](std::size_t bytes) {
