@@ -78,6 +78,13 @@ TEST(Scheduler, TheChosenWorkersStateIsReported) {
   p = placeRequest(one, false, 8);
   EXPECT_EQ(p.slot, 0);
   EXPECT_FALSE(p.overloaded);
+  // A quarantined worker takes a request only when no other can: an idle one beside a worker
+  // that stands does not stop the shedding.
+  std::vector<WorkerView> beside = {worker(0, 5, 1, 1, "overloaded"),
+                                    worker(1, 0, 1, 1, "quarantined")};
+  p = placeRequest(beside, false, 8);
+  EXPECT_EQ(p.slot, 0);
+  EXPECT_TRUE(p.overloaded);
   std::vector<WorkerView> quarantined = {worker(0, 0, 1, 1, "quarantined")};
   EXPECT_TRUE(placeRequest(quarantined, false, 8).quarantined);
 }

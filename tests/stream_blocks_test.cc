@@ -209,6 +209,21 @@ TEST(RequestBlocks, WhileTheWorkerReadsNoneEveryBlockGoesOutOnceAndThenNoneIsLef
   EXPECT_EQ(r.worker->readRequestPiece(41, kSharedRequestPieceMinBytes).value(), pieceOf('z'));
 }
 
+TEST(RequestBlocks, ABlockTakenBackIsFreeAtOnceAndItsWordStillMatches) {
+  Region r;
+  std::uint32_t block = r.master->putRequestPiece(pieceOf('a')).value();
+  r.master->takeBackRequestPiece(block);  // its frame could not be sent
+  EXPECT_EQ(r.master->requestBlocksOut(), 0u);
+  EXPECT_EQ(r.master->putRequestPiece(pieceOf('b')), block);
+  // The worker reads it once, and the master sees it free again.
+  EXPECT_EQ(r.worker->readRequestPiece(block, kSharedRequestPieceMinBytes).value(), pieceOf('b'));
+  EXPECT_EQ(r.master->putRequestPiece(pieceOf('c')), block);
+  EXPECT_EQ(r.master->requestBlocksOut(), 1u);
+  r.master->takeBackRequestPiece(block + 1);  // not out: nothing happens
+  r.master->takeBackRequestPiece(kRequestBlockCount);
+  EXPECT_EQ(r.master->requestBlocksOut(), 1u);
+}
+
 TEST(RequestBlocks, APieceTooSmallOrTooLargeIsNotPutAndABlockOutOfRangeIsNotRead) {
   Region r;
   EXPECT_FALSE(r.master->putRequestPiece(""));

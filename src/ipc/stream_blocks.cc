@@ -108,6 +108,15 @@ void StreamBlocksFile::collectReadRequestBlocksLocked() {
   }
 }
 
+void StreamBlocksFile::takeBackRequestPiece(std::uint32_t block) {
+  std::lock_guard<std::mutex> lock(requestMu_);
+  if (block >= kRequestBlockCount || !requestBlocks_[block].out) return;
+  RequestBlock& out = requestBlocks_[block];
+  out.out = false;
+  --out.puts;
+  freeRequestBlocks_.push_back(block);
+}
+
 std::size_t StreamBlocksFile::requestBlocksOut() const {
   std::lock_guard<std::mutex> lock(requestMu_);
   return kRequestBlockCount - freeRequestBlocks_.size();

@@ -104,6 +104,9 @@ class StreamBlocksFile final : public BlockLender,
   // another size, when every block is out, or when the write failed: the piece then goes through
   // the socket.
   std::optional<std::uint32_t> putRequestPiece(std::string_view bytes);
+  // A block putRequestPiece gave whose frame could not be sent after all: free again (the worker
+  // was never told of it).
+  void takeBackRequestPiece(std::uint32_t block);
   // Request blocks written and not read by the worker yet, as far as the master last looked.
   std::size_t requestBlocksOut() const;
 

@@ -36,7 +36,9 @@ Placement placeRequest(std::span<const WorkerView> workers, bool stream,
   }
   const WorkerView* best = nullptr;
   double bestScore = 0;
-  bool everyOverloaded = true;  // of the workers scored
+  // Of the workers scored, and of those not quarantined: a request goes to a quarantined worker
+  // only when no other can take it, so only those others say whether it is shed.
+  bool everyOverloaded = true, everyHealthyOverloaded = true;
   const WorkerView* byCounts = nullptr;  // what the in-flight counts alone would pick
   bool byCountsWedged = false;
   bool excluded = false;  // a worker it could use otherwise was left out by the confinement
@@ -57,6 +59,7 @@ Placement placeRequest(std::span<const WorkerView> workers, bool stream,
     }
     if (w.freeThreads == 0) continue;
     everyOverloaded = everyOverloaded && w.overloaded;
+    if (!w.quarantined) everyHealthyOverloaded = everyHealthyOverloaded && w.overloaded;
     double score = (w.quarantined ? 1e15 : 0) + (w.overloaded ? 2.0 : 1.0) *
                                                     static_cast<double>(w.inFlight + 1) *
                                                     w.threads / w.freeThreads;
@@ -67,7 +70,8 @@ Placement placeRequest(std::span<const WorkerView> workers, bool stream,
   }
   if (best) {
     placement.slot = best->slot;
-    placement.overloaded = !stream && everyOverloaded;
+    placement.overloaded =
+        !stream && (best->quarantined ? everyOverloaded : everyHealthyOverloaded);
     placement.quarantined = !stream && best->quarantined;
   }
   if (!stream && byCounts && best != byCounts) {

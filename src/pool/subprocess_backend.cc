@@ -397,7 +397,10 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
     slot->appRequests.add(request.app);
   }
   std::shared_ptr<WorkerChannel> proc = slot->proc;
-  std::shared_ptr<StreamBlocksFile> blocks = request.bodyStream ? slot->blocks : nullptr;
+  // Weak: a body that keeps arriving after its worker died must not keep the dead worker's
+  // memory (its mapping, its resident blocks) alive, nor release it under the pool's lock.
+  std::weak_ptr<StreamBlocksFile> blocks =
+      request.bodyStream ? slot->blocks : std::shared_ptr<StreamBlocksFile>();
   Pending pending{
       slot->index,
       slot->generation,
@@ -452,7 +455,8 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
       // by the kernel, ipc/stream_blocks.h), else as the frame's trailer, written from where it
       // is (not copied behind the head).
       // (An end or a failure has no piece: putRequestPiece refuses it, as it does a small one.)
-      std::optional<std::uint32_t> block = blocks ? blocks->putRequestPiece(piece) : std::nullopt;
+      std::shared_ptr<StreamBlocksFile> region = blocks.lock();
+      std::optional<std::uint32_t> block = region ? region->putRequestPiece(piece) : std::nullopt;
       if (block) {
         auto size = static_cast<std::uint32_t>(piece.size());
         if (auto shared = encodeSharedRequestBody(id, *block, size, max)) {
@@ -460,6 +464,7 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
           viaBlock->inc();
           return;
         }
+        region->takeBackRequestPiece(*block);
       }
       if (!piece.empty()) viaSocket->inc();
       auto head = encodeRequestBodyHead(id, piece.size(), end, error, max);
