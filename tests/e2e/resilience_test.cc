@@ -187,27 +187,27 @@ void floodAndExpectShedding(std::uint16_t port, const std::function<std::string(
   EXPECT_GT(sample(page, R"(isolane_admission_rejected_total{reason="overloaded"})"), 0) << page;
 }
 
-TEST_F(ResilienceTest, ACpuBoundFloodIsShedByDelayAndItsNeighbourIsNot) {
+// The spin app and its neighbour on `workers` workers of one executor thread each.
+ServerConfig spinAndHello(std::size_t workers) {
   ServerConfig config;
-  config.pool.size = 1;
+  config.pool.size = workers;
   config.executorThreads = 1;
   config.apps = {test::fixtureApp("spin", "spin.js", "/spin"),
                  test::fixtureApp("hello", "hello.js", "/hello")};
-  start(std::move(config));
+  return config;
+}
+
+TEST_F(ResilienceTest, ACpuBoundFloodIsShedByDelayAndItsNeighbourIsNot) {
+  start(spinAndHello(1));
   floodAndExpectShedding(port_, [&] { return metrics(); });
 }
 
-// The same flood over two workers (the default): each executor thread reads its own socket
-// between turns, so a request waits there, unseen by the worker, while the turns before it run.
-// Its wait counts from when the master sent it (the Request frame's stamp), or the first request
-// of every pass would look as if it had not waited at all and the queue would never stand.
+// The same flood over two workers (the default), which went unshed: the neighbour's requests,
+// started ahead of the flood's (apps take turns on a thread), set each interval's least wait; a
+// worker with a standing queue was shunned whole, so the two took turns standing and never stood
+// together; and a request's time in its thread's socket did not count as waiting.
 TEST_F(ResilienceTest, ACpuBoundFloodWaitingInTheWorkersSocketsIsShedByDelay) {
-  ServerConfig config;
-  config.pool.size = 2;
-  config.executorThreads = 1;
-  config.apps = {test::fixtureApp("spin", "spin.js", "/spin"),
-                 test::fixtureApp("hello", "hello.js", "/hello")};
-  start(std::move(config));
+  start(spinAndHello(2));
   floodAndExpectShedding(port_, [&] { return metrics(); });
 }
 
