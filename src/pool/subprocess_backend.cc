@@ -429,8 +429,8 @@ std::uint64_t SubprocessBackend::route(AppRequest request, std::function<void(Ap
 
   // Stamped with the machine's monotonic clock (not clock_, which tests replace): the worker
   // counts the request's wait from here, time in its socket included (worker/delay_monitor.h).
-  const auto sentNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
-      std::chrono::steady_clock::now().time_since_epoch());
+  const auto sentNs =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(pick.at.time_since_epoch());
   Result<std::string> frame =
       encodeRequest(id, sent, 0, options_.maxFrameBytes, static_cast<std::uint64_t>(sentNs.count()));
   if (!frame) {

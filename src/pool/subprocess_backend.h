@@ -10,6 +10,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -139,6 +140,9 @@ class SubprocessBackend final : public Backend {
     bool overloaded = false;     // the slot has a standing queue (so has every other)
     bool quarantined = false;    // the slot is in quarantine (every other was unfit)
     bool confined = false;       // none: the app is heavy and the workers it may use are unfit
+    // When it was made, by the machine's monotonic clock (the status pages'): the request's send
+    // stamp (wire.fbs Request.sent_ns), a few microseconds early, without another clock read.
+    std::chrono::steady_clock::time_point at{};
   };
   Pick pickLocked(bool stream, const std::string& app);
   // Which executor thread of `slot` (its socket) takes the next request (placeThread).

@@ -65,6 +65,7 @@ SubprocessBackend::Pick SubprocessBackend::pickLocked(bool stream, const std::st
   pick.overloaded = placement.overloaded;
   pick.quarantined = placement.quarantined;
   pick.confined = placement.confined;
+  pick.at = now;
   return pick;
 }
 
