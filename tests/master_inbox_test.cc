@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <future>
 #include <memory>
@@ -148,22 +149,57 @@ TEST(ExecutorInbox, AnExecutorReadsItsOwnInboxOnItsThread) {
   ::close(fds[0]);
 }
 
+// A worker's one executor thread reading its socket to the master (a MasterInbox), and the
+// test as the master at the socket's other end. `options` gets the egress hub of the worker.
+class InboxOnASocket {
+ public:
+  explicit InboxOnASocket(ExecutorOptions options = {})
+      : fds_(socketPair()),
+        out(fds_[0], [](const std::string&) {}),
+        egress(out, kMax),
+        executor(1, withEgress(std::move(options)), console, SystemClock::instance(), &page),
+        inbox(fds_[0], {out, executor, egress, console, kMax, {}}),
+        master(fds_[1]) {
+    EXPECT_TRUE(executor.attachInbox(0, &inbox));
+  }
+  // The master goes: the inbox ends with this status, and the executor stops.
+  int masterGoes() {
+    ::shutdown(fds_[1], SHUT_RDWR);
+    int status = inbox.waitForEnd();
+    executor.stop();
+    ::close(fds_[1]);
+    return status;
+  }
+
+ private:
+  static std::array<int, 2> socketPair() {
+    std::array<int, 2> fds{-1, -1};
+    EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds.data()), 0);
+    return fds;
+  }
+  ExecutorOptions withEgress(ExecutorOptions options) {
+    options.egress = [this](Doorbell& wake) { return egress.channel(wake); };
+    return options;
+  }
+  std::array<int, 2> fds_;
+
+ public:
+  FrameOutbox out;
+  ConsoleLog console;
+  WireEgressHub egress;
+  StatusPage page;
+  ExecutorSet executor;
+  MasterInbox inbox;
+  MasterEnd master;
+};
 
 TEST(MasterInbox, ALongTurnHoldsUpNoHeartbeatAndALoadWaitsForItInOrder) {
-  int fds[2];
-  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
-  FrameOutbox out(fds[0], [](const std::string&) {});
-  ConsoleLog console;
-  WireEgressHub egress(out, kMax);
   ExecutorOptions options;
-  options.egress = [&egress](Doorbell& wake) { return egress.channel(wake); };
   options.loop.cpuLimit = 10s;
   options.loop.wallTimeout = 20s;
-  StatusPage page;
-  ExecutorSet executor(1, options, console, SystemClock::instance(), &page);
-  MasterInbox inbox(fds[0], {out, executor, egress, console, kMax, {}});
-  ASSERT_TRUE(executor.attachInbox(0, &inbox));
-  MasterEnd master(fds[1]);
+  InboxOnASocket worker(options);
+  StatusPage& page = worker.page;
+  MasterEnd& master = worker.master;
 
   master.send(encodeLoadApp(AppSpec{"spin", kApps + "spin.js", {}}, kMax));
   ASSERT_EQ(master.next().first, wire::Message::AppLoaded);
@@ -190,10 +226,7 @@ TEST(MasterInbox, ALongTurnHoldsUpNoHeartbeatAndALoadWaitsForItInOrder) {
   }
   EXPECT_EQ(order, (std::vector<std::string>{"ResponseHead1", "AppLoaded", "ResponseHead2"}));
 
-  ::shutdown(fds[1], SHUT_RDWR);  // the master goes
-  EXPECT_EQ(inbox.waitForEnd(), 0);
-  executor.stop();
-  ::close(fds[1]);
+  EXPECT_EQ(worker.masterGoes(), 0);
 }
 
 // A request's wait counts from when the master sent it (the Request frame's stamp), its time in
@@ -203,18 +236,9 @@ TEST(MasterInbox, ARequestsWaitCountsFromWhenTheMasterSentIt) {
   using Ms = std::chrono::milliseconds;
   for (auto [ago, atLeast, below] : {std::tuple<Ms, Ms, Ms>{300ms, 300ms, 10s},
                                      std::tuple<Ms, Ms, Ms>{-5s, 0ms, 100ms}}) {
-    int fds[2];
-    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
-    FrameOutbox out(fds[0], [](const std::string&) {});
-    ConsoleLog console;
-    WireEgressHub egress(out, kMax);
-    ExecutorOptions options;
-    options.egress = [&egress](Doorbell& wake) { return egress.channel(wake); };
-    StatusPage page;
-    ExecutorSet executor(1, options, console, SystemClock::instance(), &page);
-    MasterInbox inbox(fds[0], {out, executor, egress, console, kMax, {}});
-    ASSERT_TRUE(executor.attachInbox(0, &inbox));
-    MasterEnd master(fds[1]);
+    InboxOnASocket worker;
+    StatusPage& page = worker.page;
+    MasterEnd& master = worker.master;
     master.send(encodeLoadApp(AppSpec{"hello", kApps + "hello.js", {}}, kMax));
     ASSERT_EQ(master.next().first, wire::Message::AppLoaded);
     // One every 10 ms for longer than an interval: the interval's least wait is published.
@@ -230,10 +254,7 @@ TEST(MasterInbox, ARequestsWaitCountsFromWhenTheMasterSentIt) {
     std::chrono::nanoseconds standing(page.thread[0].standingDelayNs.load());
     EXPECT_GE(standing, atLeast);
     EXPECT_LT(standing, below);
-    ::shutdown(fds[1], SHUT_RDWR);
-    EXPECT_EQ(inbox.waitForEnd(), 0);
-    executor.stop();
-    ::close(fds[1]);
+    EXPECT_EQ(worker.masterGoes(), 0);
   }
 }
 

@@ -123,9 +123,9 @@ int runWorkerProcess(const WorkerProcessOptions& options) {
   // behind a pass): the first thread `fd`, which also carries loads, heartbeats and fetch events,
   // the others `threadFds`. A worker with one socket for several threads (started by hand), one
   // with no page, or one with a reserve thread, has this thread read it for them: the reserve's
-  // rule (ExecutorSet::pick) decides for each request as it arrives, and what the delay monitor
-  // measures starts there (read between turns, a CPU-bound flood's requests would wait in the
-  // socket, unseen, while the reserve ran them beside the thread it is to spare).
+  // rule (ExecutorSet::pick) decides for each request as it arrives, which it could not do for a
+  // request left in the socket of a thread inside a long turn. (A request's wait counts from the
+  // master's send either way: wire.fbs Request.sent_ns.)
   if (!options.threadFds.empty() &&
       (options.threadFds.size() + 1 != executor.size() || executor.hasReserve())) {
     // Requests the master puts on a socket no thread reads would wait there for ever.
