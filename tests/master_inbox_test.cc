@@ -229,6 +229,32 @@ TEST(MasterInbox, ALongTurnHoldsUpNoHeartbeatAndALoadWaitsForItInOrder) {
   EXPECT_EQ(worker.masterGoes(), 0);
 }
 
+// The thread's answers wait through a pass of short turns and leave together (ExecutorInbox's
+// answers), but never behind a long turn: two requests that arrive together, a quick one and then
+// one that spins for 1.5 s, and the quick one's answer reaches the master while the spin runs.
+TEST(MasterInbox, AnAnswerDoesNotWaitForALongTurnAfterIt) {
+  ExecutorOptions options;
+  options.loop.cpuLimit = 10s;
+  options.loop.wallTimeout = 20s;
+  InboxOnASocket worker(options);
+  MasterEnd& master = worker.master;
+  master.send(encodeLoadApp(AppSpec{"spin", kApps + "spin.js", {}}, kMax));
+  ASSERT_EQ(master.next().first, wire::Message::AppLoaded);
+  master.send(encodeLoadApp(AppSpec{"hello", kApps + "hello.js", {}}, kMax));
+  ASSERT_EQ(master.next().first, wire::Message::AppLoaded);
+  std::string both =
+      encodeRequest(1, AppRequest{"hello", "r1", "GET", "http://x/quick", {}, ""}, 0, kMax)
+          .value() +
+      encodeRequest(2, AppRequest{"spin", "r2", "GET", "http://x/?ms=1500", {}, ""}, 0, kMax)
+          .value();
+  auto sent = std::chrono::steady_clock::now();
+  master.send(both);  // one write: one drain reads both, and one pass starts both
+  EXPECT_EQ(master.next(), std::make_pair(wire::Message::ResponseHead, std::uint64_t{1}));
+  EXPECT_LT(std::chrono::steady_clock::now() - sent, 1s) << "the quick answer waited for the spin";
+  EXPECT_EQ(master.next(), std::make_pair(wire::Message::ResponseHead, std::uint64_t{2}));
+  EXPECT_EQ(worker.masterGoes(), 0);
+}
+
 // A request's wait counts from when the master sent it (the Request frame's stamp), its time in
 // the socket included: requests stamped 300 ms ago make a standing delay of at least that; a
 // stamp in the future (a clock the worker cannot trust to be behind) counts as now.

@@ -137,6 +137,86 @@ TEST(FrameOutbox, APeerThatClosesBreaksTheOutbox) {
   EXPECT_EQ(broken, 1);
 }
 
+// Whether the socket has bytes to read now.
+bool readable(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0;
+}
+
+// Held frames wait, unwritten, until released, and then leave in the order they were sent, small
+// trailers copied behind their heads (the caller's bytes are its own again at once).
+TEST(FrameOutbox, HeldFramesWaitForTheReleaseAndLeaveInOrder) {
+  Socketpair sp;
+  FrameOutbox out(sp.fds[0], [](const std::string&) {});
+  out.hold();
+  std::string expected = "first";
+  out.sendBytes("first");
+  std::string body(100, 'b');
+  expected += encodeBodyChunk(1, body, kDefaultMaxFrameBytes).value();
+  out.sendFrame(encodeBodyChunkHead(1, body.size(), kDefaultMaxFrameBytes).value(), body);
+  body.assign(body.size(), '!');
+  expected += "last";
+  out.sendBytes("last");
+  EXPECT_FALSE(readable(sp.fds[1]));
+  out.flushHeldSince(std::chrono::steady_clock::now() - std::chrono::hours(1));
+  EXPECT_FALSE(readable(sp.fds[1])) << "held for less than that";
+  out.release();
+  EXPECT_EQ(readAll(sp.fds[1], expected.size()), expected);
+  out.sendBytes("after");  // released: written at once
+  EXPECT_EQ(readAll(sp.fds[1], 5), "after");
+}
+
+// What is held leaves early: when asked (flushHeld, flushHeldSince), at its bounds, before a
+// frame too large to hold, and before another thread's frame (whose own is never held).
+TEST(FrameOutbox, HeldFramesLeaveBeforeOthersAndAtTheirBounds) {
+  Socketpair sp;
+  FrameOutbox out(sp.fds[0], [](const std::string&) {});
+  out.hold();
+  out.sendBytes("a");
+  out.flushHeld();
+  EXPECT_EQ(readAll(sp.fds[1], 1), "a");
+  out.sendBytes("b");
+  out.flushHeldSince(std::chrono::steady_clock::now());
+  EXPECT_EQ(readAll(sp.fds[1], 1), "b");
+
+  out.sendBytes("c");
+  std::thread([&] { out.sendBytes("D"); }).join();
+  EXPECT_EQ(readAll(sp.fds[1], 2), "cD");
+
+  out.sendBytes("e");
+  std::string large(FrameOutbox::kMaxHeldTrailer + 1, 'L');
+  std::string frame = encodeBodyChunk(2, large, kDefaultMaxFrameBytes).value();
+  out.sendFrame(encodeBodyChunkHead(2, large.size(), kDefaultMaxFrameBytes).value(), large);
+  EXPECT_EQ(readAll(sp.fds[1], 1 + frame.size()), "e" + frame);
+
+  std::string many;
+  for (std::size_t i = 0; i < FrameOutbox::kMaxHeldFrames; ++i) {
+    many += static_cast<char>('0' + i % 10);
+    out.sendBytes(std::string(1, many.back()));
+  }
+  EXPECT_EQ(readAll(sp.fds[1], many.size()), many) << "the last one reached the bound";
+  EXPECT_FALSE(readable(sp.fds[1]));
+  out.sendBytes(std::string(FrameOutbox::kMaxHeldBytes, 'B'));
+  EXPECT_EQ(readAll(sp.fds[1], FrameOutbox::kMaxHeldBytes).size(), FrameOutbox::kMaxHeldBytes);
+  out.release();
+}
+
+// Held frames the socket cannot take at the release wait in the queue, in order, behind nothing:
+// a peer that reads late still gets every byte.
+TEST(FrameOutbox, HeldFramesTheSocketCannotTakeAreQueuedInOrder) {
+  Socketpair sp;
+  FrameOutbox out(sp.fds[0], [](const std::string&) {});
+  out.hold();
+  std::string expected;
+  for (int i = 0; i < 40; ++i) {  // far more than the socket's buffer, held in bounded batches
+    std::string frame(16 * 1024, static_cast<char>('a' + i % 26));
+    expected += frame;
+    out.sendBytes(frame);
+  }
+  out.release();
+  EXPECT_EQ(readAll(sp.fds[1], expected.size()), expected);
+}
+
 TEST(Frames, AWholeResponseIsOneCompleteHeadWithItsBody) {
   AppResponse r;
   r.status = 201;

@@ -5,11 +5,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cassert>
 #include <cerrno>
-#include <iterator>
-#include <vector>
 #include <chrono>
+#include <climits>
+#include <vector>
 
 #include "ipc/frame_codec.h"
 #include "obs/log.h"
@@ -26,7 +25,9 @@ FrameOutbox::FrameOutbox(int fd, std::function<void(const std::string& why)> onB
 
 FrameOutbox::~FrameOutbox() {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_lock<std::mutex> lock(mutex_);
+    holding_ = false;
+    flushHeldLocked(lock);
     stopping_ = true;
   }
   wake_.notify_all();
@@ -47,19 +48,19 @@ void FrameOutbox::breakLocked(std::unique_lock<std::mutex>& lock, const std::str
   queue_.clear();
   queued_ = 0;
   frontSent_ = 0;
+  held_.clear();
+  heldBytes_ = 0;
   lock.unlock();
   if (onBroken_) onBroken_(why);
   lock.lock();
 }
 
-std::optional<std::size_t> FrameOutbox::writeNowLocked(std::span<const iovec> parts,
+std::optional<std::size_t> FrameOutbox::writeNowLocked(std::span<iovec> parts,
                                                        std::unique_lock<std::mutex>& lock) {
   if (!queue_.empty() || flushing_) return 0;  // behind what waits: order is kept
-  // The common case: the socket has room, and the frame leaves now, from this thread.
-  iovec iov[4];
-  assert(parts.size() <= std::size(iov));
-  std::size_t count = std::min(parts.size(), std::size(iov));
-  std::copy_n(parts.begin(), count, iov);
+  // The common case: the socket has room, and the frames leave now, from this thread.
+  iovec* iov = parts.data();
+  std::size_t count = std::min<std::size_t>(parts.size(), IOV_MAX);
   std::size_t sent = 0, first = 0;
   auto skipEmpty = [&] {
     while (first < count && iov[first].iov_len == 0) ++first;
@@ -80,6 +81,7 @@ std::optional<std::size_t> FrameOutbox::writeNowLocked(std::span<const iovec> pa
     for (auto left = static_cast<std::size_t>(n); left > 0;) {  // past what was written
       if (left >= iov[first].iov_len) {
         left -= iov[first].iov_len;
+        iov[first].iov_len = 0;
         ++first;
       } else {
         iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + left;
@@ -107,6 +109,9 @@ void FrameOutbox::enqueueLocked(std::string bytes, std::shared_ptr<const void> h
 void FrameOutbox::sendBytes(std::string bytes, std::shared_ptr<const void> hold) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (broken_) return;
+  if (holdsLocked(bytes.size())) return addHeldLocked(Entry{std::move(bytes), std::move(hold)}, lock);
+  flushHeldLocked(lock);  // what is held goes first
+  if (broken_) return;
   iovec part{bytes.data(), bytes.size()};
   std::optional<std::size_t> sent = writeNowLocked({&part, 1}, lock);
   if (!sent || *sent == bytes.size()) return;
@@ -118,26 +123,88 @@ void FrameOutbox::sendFrame(std::string head, std::string_view trailer) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (broken_) return;
   std::size_t pad = framePadding(trailer.size());
+  if (trailer.size() <= kMaxHeldTrailer && holdsLocked(head.size() + trailer.size() + pad)) {
+    head.append(trailer).append(kFramePad, pad);  // a small copy, to be held
+    return addHeldLocked(Entry{std::move(head), {}}, lock);
+  }
+  flushHeldLocked(lock);
+  if (broken_) return;
   iovec parts[] = {{head.data(), head.size()},
                    {const_cast<char*>(trailer.data()), trailer.size()},
                    {const_cast<char*>(kFramePad), pad}};
-  std::optional<std::size_t> sent = writeNowLocked(parts, lock);
   std::size_t total = head.size() + trailer.size() + pad;
+  std::optional<std::size_t> sent = writeNowLocked(parts, lock);
   if (!sent || *sent == total) return;
-  // What the socket did not take waits in the queue: the one copy of these bytes.
+  // What the socket did not take waits in the queue: the one copy of these bytes. (writeNowLocked
+  // advanced `parts` past what it wrote.)
   std::string rest;
   rest.reserve(total - *sent);
-  std::size_t skip = *sent;
-  for (const iovec& part : parts) {
-    std::size_t n = part.iov_len;
-    if (skip >= n) {
-      skip -= n;
-      continue;
-    }
-    rest.append(static_cast<const char*>(part.iov_base) + skip, n - skip);
-    skip = 0;
-  }
+  for (const iovec& part : parts) rest.append(static_cast<const char*>(part.iov_base), part.iov_len);
   enqueueLocked(std::move(rest), {}, lock);
+}
+
+bool FrameOutbox::holdsLocked(std::size_t bytes) const {
+  return holding_ && bytes <= kMaxHeldBytes && holder_ == std::this_thread::get_id();
+}
+
+void FrameOutbox::addHeldLocked(Entry entry, std::unique_lock<std::mutex>& lock) {
+  if (held_.empty()) heldSince_ = std::chrono::steady_clock::now();
+  heldBytes_ += entry.bytes.size();
+  held_.push_back(std::move(entry));
+  if (held_.size() >= kMaxHeldFrames || heldBytes_ >= kMaxHeldBytes) flushHeldLocked(lock);
+}
+
+void FrameOutbox::flushHeldLocked(std::unique_lock<std::mutex>& lock) {
+  if (held_.empty()) return;
+  std::size_t count = held_.size();
+  iovec iov[kMaxHeldFrames];
+  for (std::size_t i = 0; i < count; ++i) iov[i] = {held_[i].bytes.data(), held_[i].bytes.size()};
+  std::optional<std::size_t> sent = writeNowLocked({iov, count}, lock);
+  heldBytes_ = 0;
+  if (!sent) {  // broken: nothing more is written
+    held_.clear();
+    return;
+  }
+  // The frames written whole are let go of; the rest wait in the queue, in order, the first of
+  // them without what of it was written.
+  std::size_t done = *sent, first = 0;
+  while (first < count && done >= held_[first].bytes.size()) done -= held_[first++].bytes.size();
+  if (first == count) {
+    held_.clear();
+    return;
+  }
+  held_[first].bytes.erase(0, done);
+  for (std::size_t i = first; i < count; ++i) queued_ += held_[i].bytes.size();
+  if (queued_ > kMaxQueuedBytes) {
+    held_.clear();
+    return breakLocked(lock, "the other end stopped reading (" + std::to_string(queued_ >> 20) +
+                                 " MiB of frames waiting)");
+  }
+  for (std::size_t i = first; i < count; ++i) queue_.push_back(std::move(held_[i]));
+  held_.clear();
+  wake_.notify_one();
+}
+
+void FrameOutbox::hold() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  holding_ = true;
+  holder_ = std::this_thread::get_id();
+}
+
+void FrameOutbox::release() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  holding_ = false;
+  flushHeldLocked(lock);
+}
+
+void FrameOutbox::flushHeld() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  flushHeldLocked(lock);
+}
+
+void FrameOutbox::flushHeldSince(std::chrono::steady_clock::time_point since) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!held_.empty() && heldSince_ <= since) flushHeldLocked(lock);
 }
 
 void FrameOutbox::flushLoop() {

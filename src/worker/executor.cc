@@ -213,25 +213,37 @@ void Executor::run() {
   pthread_setname_np(pthread_self(), "isolane-exec");
   // Shared by the thread's app isolates: one turn runs at a time, so one watchdog; one fetch
   // client, so one reactor thread and one connection pool.
-  Watchdog watchdog(&status_, std::chrono::milliseconds(10), [this] {
+  // The inbox, once attached and until it has nothing more to give (executor thread only).
+  ExecutorInbox* inbox = nullptr;
+  // Its answers wait through a pass of short turns and leave together (ExecutorInbox): those that
+  // have waited kAnswerHold leave as the next turn starts, and any as a turn goes on.
+  Watchdog::Hooks hooks;
+  hooks.longTurn = [this] {
     if (options_.onLongTurn) options_.onLongTurn();
-    if (ExecutorInbox* inbox = inbox_.load(std::memory_order_acquire)) inbox->busy(doorbell_);
-  });
+    if (ExecutorInbox* attached = inbox_.load(std::memory_order_acquire)) attached->busy(doorbell_);
+  };
+  hooks.turnStarts = [&inbox](std::chrono::steady_clock::time_point now) {
+    if (inbox != nullptr) inbox->answersDue(now);
+  };
+  hooks.turnGoesOn = [this] {
+    if (ExecutorInbox* attached = inbox_.load(std::memory_order_acquire)) attached->flushAnswers();
+  };
+  Watchdog watchdog(&status_, std::chrono::milliseconds(10), std::move(hooks));
   FetchRouter fetch(options_.egress
                         ? options_.egress(doorbell_)
                         : std::make_unique<FetchClient>(doorbell_, options_.loop.fetch));
   AppIsolates isolates(options_.loop, options_.isolates, clock_, log_, doorbell_, watchdog, fetch);
   tlsRunning = this;
   here_ = &isolates;
-  // The inbox, once attached and until it has nothing more to give; whether to read it this pass
-  // (it was readable when the thread woke, or the thread did not park).
-  ExecutorInbox* inbox = nullptr;
+  // Whether the inbox has nothing more to give; whether to read it this pass (it was readable
+  // when the thread woke, or the thread did not park).
   bool inboxDone = false;
   bool readInbox = true;
   std::chrono::steady_clock::time_point lastDrain;
   auto drainInbox = [&] {
     lastDrain = std::chrono::steady_clock::now();
     if (!inbox->drain()) {
+      inbox->releaseAnswers();
       inbox = nullptr;
       inboxDone = true;
     }
@@ -283,6 +295,7 @@ void Executor::run() {
       inbox = inbox_.load(std::memory_order_acquire);
       readInbox = inbox != nullptr;  // just attached: it may hold what was sent before
     }
+    if (inbox != nullptr) inbox->holdAnswers();
     if (inbox != nullptr && readInbox) drainInbox();
     readInbox = true;
     // Whatever rang before this point is looked at in this pass (the requests the inbox handed on
@@ -397,6 +410,7 @@ void Executor::run() {
 
     if (stopping_) {
       here_ = nullptr;
+      if (inbox != nullptr) inbox->releaseAnswers();  // the ones below go at once
       isolates.failAll(FailureKind::kShuttingDown, "server is stopping");
       requests_.close();  // after this drain nothing more can arrive
       requests_.drainInto(jobs);
@@ -429,6 +443,7 @@ void Executor::run() {
       if (!until || timer < *until) until = timer;
     }
     status_.passSinceNs.store(0, std::memory_order_relaxed);
+    if (inbox != nullptr) inbox->releaseAnswers();
     // Free now: it may take over what waits behind another thread's long turn (rings us).
     if (options_.beforePark) options_.beforePark();
     readInbox = park(until, inbox);

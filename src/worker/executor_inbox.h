@@ -4,7 +4,10 @@
 // thread, its socket to the master (worker/master_inbox.h). The thread waits for it and for its
 // doorbell together, so a request the master sends wakes the thread that runs it, once.
 //
-// Thread rule: drain() is called on the executor thread only; busy() on its watchdog's thread.
+// Thread rule: drain(), holdAnswers(), releaseAnswers() and answersDue() are called on the
+// executor thread only; busy() and flushAnswers() on its watchdog's thread.
+
+#include <chrono>
 
 #include "util/doorbell.h"
 
@@ -27,6 +30,17 @@ class ExecutorInbox {
   // Safe from any thread: it holds what was read and not handed on, which the next drain() does,
   // however quiet the descriptor is.
   virtual bool holding() const { return false; }
+
+  // Answers: what the thread sends back while it runs a pass may wait and leave together, in one
+  // write, instead of one write (and one wake-up of the reader) each. holdAnswers() as a pass
+  // begins and releaseAnswers() before the thread waits, on the executor thread; answersDue() on
+  // it as each turn starts: those that have waited kAnswerHold leave then (a turn may be long);
+  // flushAnswers() from the watchdog's thread while a turn goes on.
+  static constexpr std::chrono::microseconds kAnswerHold{100};
+  virtual void holdAnswers() {}
+  virtual void releaseAnswers() {}
+  virtual void answersDue(std::chrono::steady_clock::time_point now) { (void)now; }
+  virtual void flushAnswers() {}
 };
 
 }  // namespace isolane

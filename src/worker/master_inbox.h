@@ -66,6 +66,13 @@ class MasterInbox final : public ExecutorInbox {
   void busy(Doorbell& wake) override;
   // A load left by the stand-in, or a stand-in still reading: the next drain() takes over.
   bool holding() const override { return holding_.load() || standIn_.load(); }
+  // The executor thread's answers, through this socket's outbox (FrameOutbox::hold).
+  void holdAnswers() override { parts_.out.hold(); }
+  void releaseAnswers() override { parts_.out.release(); }
+  void answersDue(std::chrono::steady_clock::time_point now) override {
+    parts_.out.flushHeldSince(now - kAnswerHold);
+  }
+  void flushAnswers() override { parts_.out.flushHeld(); }
 
   // Reads with blocking reads until the worker is to end; returns its exit status.
   int readUntilDone();

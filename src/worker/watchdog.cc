@@ -1,13 +1,14 @@
 #include "worker/watchdog.h"
 
+#include <algorithm>
+
 #include "runtime/isolate_owner.h"
 #include "util/clock.h"
 
 namespace isolane {
 
-Watchdog::Watchdog(ThreadStatus* status, std::chrono::milliseconds tick,
-                   std::function<void()> onLongTurn)
-    : tick_(tick), onLongTurn_(std::move(onLongTurn)), status_(status ? *status : ownStatus_) {
+Watchdog::Watchdog(ThreadStatus* status, std::chrono::milliseconds tick, Hooks hooks)
+    : tick_(tick), hooks_(std::move(hooks)), status_(status ? *status : ownStatus_) {
   pthread_getcpuclockid(pthread_self(), &cpuClock_);
   thread_ = std::thread([this] { run(); });
 }
@@ -27,13 +28,25 @@ std::chrono::nanoseconds Watchdog::cpuNow() const {
   return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
 }
 
-std::chrono::nanoseconds Watchdog::turnStartCpu(std::chrono::steady_clock::time_point wallNow) {
-  // Turns back to back (a pass of many short requests): the last one's end. Cheap reads of the
-  // wall clock bound what the thread can have used since.
-  if (lastEndCpu_.count() >= 0 && wallNow - lastEndWall_ <= kCpuReadReuse) return lastEndCpu_;
+std::chrono::nanoseconds Watchdog::readCpu(std::chrono::steady_clock::time_point wallNow) {
+  lastReadWall_ = wallNow;
+  ++cpuReads_;
   // On the watched thread itself: its own CPU clock, which the kernel reads without looking the
   // thread up (cpuNow()'s, for the watchdog's thread, costs a lookup by id per read).
   return threadCpuTime();
+}
+
+std::chrono::nanoseconds Watchdog::turnStartCpu(std::chrono::steady_clock::time_point wallNow) {
+  // (Past kCpuReadEvery, the read comes at the turn's end: what the estimates left out since
+  // the last read is charged then, to this turn.)
+  if (lastEndCpu_.count() >= 0 && wallNow - lastEndWall_ <= kCpuReadReuse) return lastEndCpu_;
+  return readCpu(wallNow);
+}
+
+std::chrono::nanoseconds Watchdog::turnEndCpu(std::chrono::steady_clock::time_point wallNow) {
+  auto wall = wallNow - wallStart_;
+  if (wall < kCpuReadReuse && wallNow - lastReadWall_ < kCpuReadEvery) return turnStart_ + wall;
+  return readCpu(wallNow);
 }
 
 std::chrono::nanoseconds Watchdog::arm(std::chrono::nanoseconds cpuBudget, IsolateOwner& isolate,
@@ -43,6 +56,7 @@ std::chrono::nanoseconds Watchdog::arm(std::chrono::nanoseconds cpuBudget, Isola
   std::chrono::nanoseconds start = turnStartCpu(wallNow);
   status_.turnApp.store(app, std::memory_order_relaxed);
   status_.turnSinceNs.store(steadyNs(wallNow), std::memory_order_relaxed);
+  if (hooks_.turnStarts) hooks_.turnStarts(wallNow);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     armed_ = true;
@@ -73,8 +87,8 @@ bool Watchdog::disarm(std::chrono::nanoseconds* cpuUsed) {
   std::lock_guard<std::mutex> lock(mutex_);
   std::chrono::nanoseconds used{0};
   if (armed_) {
-    std::chrono::nanoseconds end = threadCpuTime();  // on the watched thread (see arm())
-    used = end - turnStart_;
+    std::chrono::nanoseconds end = turnEndCpu(wallNow);
+    used = std::max(end - turnStart_, std::chrono::nanoseconds(0));
     status_.cpuNs.fetch_add(static_cast<std::uint64_t>(used.count()), std::memory_order_relaxed);
     lastEndCpu_ = end;
     lastEndWall_ = wallNow;
@@ -100,13 +114,19 @@ void Watchdog::run() {
       target_->terminate();  // under the lock: disarm() cannot return while this runs
       continue;
     }
-    if (onLongTurn_ && !longTold_ &&
-        std::chrono::steady_clock::now() - wallStart_ >= kLongTurnMark) {
+    auto into = std::chrono::steady_clock::now() - wallStart_;
+    if (hooks_.longTurn && !longTold_ && into >= kLongTurnMark) {
       longTold_ = true;
       lock.unlock();  // it takes other threads' locks; the turn may end meanwhile
-      onLongTurn_();
+      hooks_.longTurn();
       lock.lock();
       continue;
+    }
+    if (hooks_.turnGoesOn && into >= kTurnGoesOn) {
+      lock.unlock();  // likewise
+      hooks_.turnGoesOn();
+      lock.lock();
+      if (!armed_ || fired_) continue;
     }
     // CPU time cannot advance faster than wall time on one thread, so waiting the smaller of
     // the tick and what is left never overshoots by more than a tick.

@@ -7,7 +7,7 @@
 //
 // It also publishes when the current turn began and the CPU turns used (ThreadStatus, read by the
 // routers: a thread inside one turn for long is wedged), and, once per turn, says when a turn
-// has gone on for kLongTurnMark of wall time (`onLongTurn`, on the watchdog's own thread): what
+// has gone on for kLongTurnMark of wall time (Hooks::longTurn, on the watchdog's own thread): what
 // waits behind it may then move to another thread.
 //
 // Thread rule: construct, arm() and disarm() on the executor thread only.
@@ -32,13 +32,23 @@ class IsolateOwner;
 
 class Watchdog {
  public:
+  // What the executor thread has it do besides ending turns (each may be empty; none may block).
+  struct Hooks {
+    // On the watchdog's thread, without its lock, once in each turn that lasts kLongTurnMark
+    // (within a tick of it).
+    std::function<void()> longTurn;
+    // On the executor thread, as each turn starts (with the wall time then).
+    std::function<void(std::chrono::steady_clock::time_point)> turnStarts;
+    // On the watchdog's thread, without its lock, at each tick of a turn that has gone on for
+    // kTurnGoesOn: what the executor thread holds for the end of its pass may not wait for it.
+    std::function<void()> turnGoesOn;
+  };
+  static constexpr std::chrono::milliseconds kTurnGoesOn{1};
   // Watches the CPU clock of the constructing thread; publishes its turns in `status` (null: in
   // a record of its own nobody reads).
-  // `onLongTurn`: called on the watchdog's thread, without its lock, once in each turn that
-  // lasts kLongTurnMark (within a tick of it); it must not block and may be empty.
   explicit Watchdog(ThreadStatus* status = nullptr,
                     std::chrono::milliseconds tick = std::chrono::milliseconds(10),
-                    std::function<void()> onLongTurn = {});
+                    Hooks hooks = {});
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
@@ -46,11 +56,16 @@ class Watchdog {
   // Starts a turn in `isolate` that may use `cpuBudget` of CPU time before it is terminated;
   // `app` (an appTag, 0 for none) is published as whose turn it is. Returns the thread's CPU
   // time at the start: a read of the CPU clock is a system call, and one serves the caller's
-  // accounting too. A turn that starts within kCpuReadReuse of wall time after the last turn
-  // ended starts from that turn's end instead of reading the clock again: a thread's CPU time
-  // cannot grow faster than wall time, so the turn is charged at most that much of the thread's
-  // work between the two (answering the last request, starting this one: host work, perhaps for
-  // another request), never less than it used, and its budget ends at most that much early.
+  // accounting too.
+  //
+  // Turns that follow each other closely (a pass of short requests) read the clock at most once
+  // per kCpuReadEvery of wall time, since a thread's CPU time cannot grow faster than wall time:
+  // a turn that starts within kCpuReadReuse after the last one ended starts from that turn's
+  // end, and a turn shorter than kCpuReadReuse ends at its start plus its wall time. Between two
+  // reads the charges add up to the thread's CPU time (its work between the turns included),
+  // but one turn may be charged up to kCpuReadEvery more or less than it used (the wall time of
+  // the short turns before it, beyond their CPU time, or the work between them): its budget ends
+  // at most that much early or late.
   std::chrono::nanoseconds arm(std::chrono::nanoseconds cpuBudget, IsolateOwner& isolate,
                                std::uint64_t app = 0);
   // Ends the turn; no termination reaches its isolate after this returns. True when the
@@ -60,16 +75,23 @@ class Watchdog {
   bool disarm(std::chrono::nanoseconds* cpuUsed = nullptr);
 
   static constexpr std::chrono::microseconds kCpuReadReuse{20};
+  static constexpr std::chrono::milliseconds kCpuReadEvery{1};
+  // How many times the thread's CPU clock was read (executor thread only; for tests).
+  std::uint64_t cpuReads() const { return cpuReads_; }
 
  private:
   std::chrono::nanoseconds cpuNow() const;  // the watched thread's CPU time, from any thread
-  // The CPU time at the start of a turn starting at `wallNow` (executor thread).
+  // The CPU time at the start of a turn starting at `wallNow`, and at the end of the armed turn
+  // ending then (executor thread; see arm()).
   std::chrono::nanoseconds turnStartCpu(std::chrono::steady_clock::time_point wallNow);
+  std::chrono::nanoseconds turnEndCpu(std::chrono::steady_clock::time_point wallNow);
+  // The thread's CPU clock, read now (at `wallNow`).
+  std::chrono::nanoseconds readCpu(std::chrono::steady_clock::time_point wallNow);
   void run();
 
   clockid_t cpuClock_{};
   const std::chrono::milliseconds tick_;
-  const std::function<void()> onLongTurn_;
+  const Hooks hooks_;
   ThreadStatus ownStatus_;
   ThreadStatus& status_;
 
@@ -88,6 +110,8 @@ class Watchdog {
   // The executor thread's: its CPU time when its last turn ended, and the wall time then.
   std::chrono::nanoseconds lastEndCpu_{-1};
   std::chrono::steady_clock::time_point lastEndWall_{};
+  std::chrono::steady_clock::time_point lastReadWall_{};  // of the last read of the CPU clock
+  std::uint64_t cpuReads_ = 0;
 
   std::thread thread_;  // last: starts after the fields above exist
 };
