@@ -202,9 +202,11 @@ void FrameOutbox::flushHeld() {
   flushHeldLocked(lock);
 }
 
-void FrameOutbox::flushHeldSince(std::chrono::steady_clock::time_point since) {
+bool FrameOutbox::flushHeldSince(std::chrono::steady_clock::time_point since) {
   std::unique_lock<std::mutex> lock(mutex_);
-  if (!held_.empty() && heldSince_ <= since) flushHeldLocked(lock);
+  if (held_.empty() || heldSince_ > since) return false;
+  flushHeldLocked(lock);
+  return true;
 }
 
 void FrameOutbox::flushLoop() {

@@ -73,8 +73,8 @@ class FrameOutbox {
   void release();
   // Writes what is held now; holding goes on.
   void flushHeld();
-  // The same, when the first frame held came at `since` or before.
-  void flushHeldSince(std::chrono::steady_clock::time_point since);
+  // The same, when the first frame held came at `since` or before (true: it wrote them).
+  bool flushHeldSince(std::chrono::steady_clock::time_point since);
 
  private:
   void flushLoop();

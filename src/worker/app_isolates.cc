@@ -228,6 +228,9 @@ void AppIsolates::pump() {
     h.loop->expireDeadlines();
     h.loop->runForegroundTasks();
   });
+}
+
+void AppIsolates::housekeep() {
   recycleAndDispose();
   if (wantSpare_ && !spare_) {
     // The next execution's isolate and context, made while nothing waits.

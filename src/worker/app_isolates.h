@@ -66,9 +66,11 @@ class AppIsolates final : public LocalApps {
   void credit(std::uint64_t key, std::size_t bytes);
   void requestBody(std::uint64_t key, std::string piece, bool end, std::string error);
 
-  // One pass over every isolate: host events, timers, deadlines, V8's tasks; then recycling and
-  // idle disposal.
+  // One pass over every isolate: host events, timers, deadlines, V8's tasks.
   void pump();
+  // What is not a request's (nothing waits for it: the thread's answers leave first): recycling
+  // and idle disposal, and the spare isolate of the next execution.
+  void housekeep();
   bool hostEventsPending() const;
   // When the thread next has something to do by itself: on the loop's clock (timers, deadlines,
   // idle isolates), and in real time (V8's tasks).

@@ -223,7 +223,7 @@ void Executor::run() {
     if (ExecutorInbox* attached = inbox_.load(std::memory_order_acquire)) attached->busy(doorbell_);
   };
   hooks.turnStarts = [&inbox](std::chrono::steady_clock::time_point now) {
-    if (inbox != nullptr) inbox->answersDue(now);
+    return inbox != nullptr && inbox->answersDue(now);
   };
   hooks.turnGoesOn = [this] {
     if (ExecutorInbox* attached = inbox_.load(std::memory_order_acquire)) attached->flushAnswers();
@@ -302,6 +302,7 @@ void Executor::run() {
     // just now rang too): the ring need not wake the thread again for an empty pass.
     doorbell_.take();
     commands_.lock()->swap(commands);
+    if (!commands.empty() && inbox != nullptr) inbox->flushAnswers();
     for (auto& command : commands) {
       command.outcome.set_value(isolates.load(command.spec, command.warm, command.report));
       publish(isolates);
@@ -405,6 +406,10 @@ void Executor::run() {
       }
     }
     isolates.pump();
+    // The answers of the pass leave before the work nobody waits for (and before an app load,
+    // which may wait for the other threads).
+    if (inbox != nullptr) inbox->flushAnswers();
+    isolates.housekeep();
     drainIfLong();
     publishStats();
 

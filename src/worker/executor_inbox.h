@@ -5,7 +5,7 @@
 // doorbell together, so a request the master sends wakes the thread that runs it, once.
 //
 // Thread rule: drain(), holdAnswers(), releaseAnswers() and answersDue() are called on the
-// executor thread only; busy() and flushAnswers() on its watchdog's thread.
+// executor thread only; busy() on its watchdog's thread; flushAnswers() on either.
 
 #include <chrono>
 
@@ -35,11 +35,16 @@ class ExecutorInbox {
   // write, instead of one write (and one wake-up of the reader) each. holdAnswers() as a pass
   // begins and releaseAnswers() before the thread waits, on the executor thread; answersDue() on
   // it as each turn starts: those that have waited kAnswerHold leave then (a turn may be long);
-  // flushAnswers() from the watchdog's thread while a turn goes on.
+  // flushAnswers() before work that is no request's (on the executor thread), and from the
+  // watchdog's thread while a turn goes on.
   static constexpr std::chrono::microseconds kAnswerHold{100};
   virtual void holdAnswers() {}
   virtual void releaseAnswers() {}
-  virtual void answersDue(std::chrono::steady_clock::time_point now) { (void)now; }
+  // (True when it wrote some.)
+  virtual bool answersDue(std::chrono::steady_clock::time_point now) {
+    (void)now;
+    return false;
+  }
   virtual void flushAnswers() {}
 };
 

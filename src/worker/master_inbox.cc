@@ -300,6 +300,8 @@ std::optional<int> MasterInbox::handle(const wire::Frame& frame, std::string_vie
 
 void MasterInbox::loadApp(AppSpec spec) {
   const std::size_t max = parts_.maxFrameBytes;
+  // What the thread holds leaves first: a load may wait for the worker's other threads.
+  parts_.out.flushHeld();
   AppLoadReport report;
   Status s = parts_.executor.loadApp(spec, &report);
   if (report.producedCache.size() > kMaxCodeCacheBytes) report.producedCache.clear();
@@ -365,6 +367,7 @@ void MasterInbox::answerHeartbeat(const wire::Heartbeat& m) {
   ack.isolates_recycled = stats.recycled;
   ack.console_dropped_lines = parts_.console.droppedLines();
   parts_.out.send(encodeHeartbeatAck(ack, parts_.maxFrameBytes));
+  parts_.out.flushHeld();  // not held: the master counts how long its heartbeats take
 }
 
 // Code mode: starts the execution an Execute frame carries; its tool calls and its outcome go

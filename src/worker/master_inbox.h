@@ -69,8 +69,8 @@ class MasterInbox final : public ExecutorInbox {
   // The executor thread's answers, through this socket's outbox (FrameOutbox::hold).
   void holdAnswers() override { parts_.out.hold(); }
   void releaseAnswers() override { parts_.out.release(); }
-  void answersDue(std::chrono::steady_clock::time_point now) override {
-    parts_.out.flushHeldSince(now - kAnswerHold);
+  bool answersDue(std::chrono::steady_clock::time_point now) override {
+    return parts_.out.flushHeldSince(now - kAnswerHold);
   }
   void flushAnswers() override { parts_.out.flushHeld(); }
 

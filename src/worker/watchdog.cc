@@ -53,10 +53,10 @@ std::chrono::nanoseconds Watchdog::arm(std::chrono::nanoseconds cpuBudget, Isola
                                        std::uint64_t app) {
   bool wake;
   auto wallNow = std::chrono::steady_clock::now();
+  if (hooks_.turnStarts && hooks_.turnStarts(wallNow)) wallNow = std::chrono::steady_clock::now();
   std::chrono::nanoseconds start = turnStartCpu(wallNow);
   status_.turnApp.store(app, std::memory_order_relaxed);
   status_.turnSinceNs.store(steadyNs(wallNow), std::memory_order_relaxed);
-  if (hooks_.turnStarts) hooks_.turnStarts(wallNow);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     armed_ = true;

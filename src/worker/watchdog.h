@@ -37,8 +37,9 @@ class Watchdog {
     // On the watchdog's thread, without its lock, once in each turn that lasts kLongTurnMark
     // (within a tick of it).
     std::function<void()> longTurn;
-    // On the executor thread, as each turn starts (with the wall time then).
-    std::function<void(std::chrono::steady_clock::time_point)> turnStarts;
+    // On the executor thread, as each turn starts, before its clocks are read (with the wall
+    // time then): true when it did work the turn must not be charged for.
+    std::function<bool(std::chrono::steady_clock::time_point)> turnStarts;
     // On the watchdog's thread, without its lock, at each tick of a turn that has gone on for
     // kTurnGoesOn: what the executor thread holds for the end of its pass may not wait for it.
     std::function<void()> turnGoesOn;
