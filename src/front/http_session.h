@@ -111,11 +111,7 @@ class HttpSession final : public IdleConnection, public std::enable_shared_from_
   void refuse(const RequestError& error);
   void sendSimple(unsigned status, std::string body, bool close);
   void write(std::shared_ptr<StringResponse> res);
-  void writeSome(
-      std::shared_ptr<StringResponse> res,
-      std::shared_ptr<boost::beast::http::serializer<false, boost::beast::http::string_body>>
-          serializer,
-      bool keep);
+  void writeSome(bool keep);
   void afterWrite(bool keep);
   void record(int status);
   // A streamed body (http_session_stream.cc): the head at once, then each piece as the backend
@@ -206,6 +202,13 @@ class HttpSession final : public IdleConnection, public std::enable_shared_from_
   Clock::time_point bodyDeadline_;
   Clock::time_point sendDeadline_;
   std::size_t answerBytes_ = 0;  // the answer being written
+  // What write() writes: the answer's head (appendResponseHead) and, up to kInlineBodyBytes, its
+  // body, in one buffer; a larger body from the answer itself; and how much of the two is out.
+  static constexpr std::size_t kAnswerInlineBytes = 1024;
+  static constexpr std::size_t kKeptWireBytes = 2048;
+  std::string wire_;
+  std::shared_ptr<StringResponse> answer_;
+  std::size_t wireSent_ = 0;
   // The streamed body being written (null otherwise).
   std::shared_ptr<BodyPipe> streamPipe_;
   bool streamChunked_ = false;

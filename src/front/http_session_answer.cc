@@ -3,6 +3,8 @@
 // send_timeout and an average rate; then the connection's next request, or its end.
 
 #include <algorithm>
+#include <array>
+#include <string_view>
 
 #include "front/http_session_impl.h"
 #include "ipc/response_check.h"
@@ -160,33 +162,44 @@ void HttpSession::write(std::shared_ptr<StringResponse> res) {
                   std::chrono::seconds(res->body().size() / kMinSendBytesPerSecond);
   answerBytes_ = res->body().size();
   account();
-  auto serializer = std::make_shared<http::serializer<false, http::string_body>>(*res);
-  writeSome(std::move(res), std::move(serializer), keep);
+  // The head, and a small body behind it, in one buffer: most answers leave in one piece. A
+  // larger body is written from where it is.
+  wire_.clear();
+  appendResponseHead(res->base(), wire_);
+  if (res->body().size() <= kAnswerInlineBytes) {
+    wire_.append(res->body());
+  } else {
+    answer_ = std::move(res);
+  }
+  wireSent_ = 0;
+  writeSome(keep);
 }
 
-void HttpSession::writeSome(std::shared_ptr<StringResponse> res,
-                            std::shared_ptr<http::serializer<false, http::string_body>> serializer,
-                            bool keep) {
+void HttpSession::writeSome(bool keep) {
   // A client that reads nothing for send_timeout loses the connection; one that reads slowly
   // but steadily does not, up to the answer's deadline.
   armWriteTimer(std::min(Clock::now() + context_.options.sendTimeout, sendDeadline_));
-  auto& sr = *serializer;
-  http::async_write_some(
-      socket_, sr,
-      [self = shared_from_this(), res = std::move(res), serializer = std::move(serializer), keep](
-          beast::error_code ec, std::size_t) mutable {
-        self->disarmWriteTimer();
-        self->guarded("write", [&] {
-          if (ec) {
-            self->busy_ = false;
-            return self->closeNow();
-          }
-          if (!serializer->is_done()) {
-            return self->writeSome(std::move(res), std::move(serializer), keep);
-          }
-          self->afterWrite(keep);
-        });
-      });
+  std::string_view body = answer_ ? std::string_view(answer_->body()) : std::string_view();
+  std::size_t headLeft = wireSent_ < wire_.size() ? wire_.size() - wireSent_ : 0;
+  std::size_t bodyFrom = wireSent_ - (wire_.size() - headLeft);
+  std::array<asio::const_buffer, 2> parts{
+      asio::const_buffer(wire_.data() + wire_.size() - headLeft, headLeft),
+      asio::const_buffer(body.data() + bodyFrom, body.size() - bodyFrom)};
+  socket_.async_write_some(parts, [self = shared_from_this(), keep](beast::error_code ec,
+                                                                    std::size_t n) {
+    self->disarmWriteTimer();
+    self->guarded("write", [&] {
+      if (ec) {
+        self->busy_ = false;
+        return self->closeNow();
+      }
+      self->wireSent_ += n;
+      std::size_t total =
+          self->wire_.size() + (self->answer_ ? self->answer_->body().size() : 0);
+      if (self->wireSent_ < total) return self->writeSome(keep);
+      self->afterWrite(keep);
+    });
+  });
 }
 
 void HttpSession::afterWrite(bool keep) {
@@ -197,6 +210,10 @@ void HttpSession::afterWrite(bool keep) {
   }
   busy_ = false;
   writing_ = false;
+  answer_.reset();
+  // A buffer past kKeptWireBytes (a head with many fields) is not kept for the next answer: an
+  // idle connection holds only a small one.
+  if (wire_.capacity() > kKeptWireBytes) std::string().swap(wire_);
   answerBytes_ = 0;
   answerCharge_.reset();
   streamCharge_.reset();

@@ -69,12 +69,13 @@ void HttpSession::startStream(AppResponse r) {
   writing_ = true;
   if (auto* m = context_.options.metrics) m->streamsOpen.add(1);
   bool headOnly = isHead_;
-  auto serializer = std::make_shared<http::response_serializer<http::empty_body>>(*head);
+  auto text = std::make_shared<std::string>();
+  appendResponseHead(*head, *text);
   armWriteTimer(Clock::now() + context_.options.sendTimeout);
   streamWriting_ = true;  // one write at a time: a stop's clean end waits for the head
-  http::async_write_header(
-      socket_, *serializer,
-      [self = shared_from_this(), head, serializer, headOnly](beast::error_code ec, std::size_t) {
+  asio::async_write(
+      socket_, asio::buffer(*text),
+      [self = shared_from_this(), text, headOnly](beast::error_code ec, std::size_t) {
         self->disarmWriteTimer();
         self->guarded("stream head", [&] {
           self->streamWriting_ = false;

@@ -2,7 +2,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <cstdio>
 #include <random>
 
 namespace isolane {
@@ -14,9 +13,9 @@ std::string newRequestId() {
   static std::atomic<std::uint64_t> counter{0};
   std::uint64_t v =
       base ^ (counter.fetch_add(1, std::memory_order_relaxed) * 0xBF58476D1CE4E5B9ull);
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return std::string(buf, 16);
+  std::string id(16, '0');
+  for (int i = 15; i >= 0; --i, v >>= 4) id[static_cast<std::size_t>(i)] = "0123456789abcdef"[v & 15];
+  return id;
 }
 
 }  // namespace isolane

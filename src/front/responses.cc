@@ -16,6 +16,27 @@ bool isHopByHopHeader(std::string_view name) {
 
 namespace http = boost::beast::http;
 
+void appendResponseHead(const http::response_header<>& head, std::string& out) {
+  // As Beast's own serializer writes it (basic_fields::writer): the version, the three digits of
+  // the status (checkResponseHead keeps an app's within 100-999), its reason, then each field.
+  unsigned version = head.version();
+  unsigned code = head.result_int();
+  char line[] = {'H', 'T', 'T', 'P', '/', static_cast<char>('0' + version / 10 % 10), '.',
+                 static_cast<char>('0' + version % 10), ' ',
+                 static_cast<char>('0' + code / 100 % 10), static_cast<char>('0' + code / 10 % 10),
+                 static_cast<char>('0' + code % 10), ' '};
+  out.append(line, sizeof line);
+  boost::beast::string_view reason = head.reason();
+  out.append(reason.data(), reason.size()).append("\r\n");
+  for (const auto& field : head) {
+    boost::beast::string_view name = field.name_string();
+    boost::beast::string_view value = field.value();
+    out.append(name.data(), name.size()).append(": ");
+    out.append(value.data(), value.size()).append("\r\n");
+  }
+  out.append("\r\n");
+}
+
 std::shared_ptr<StringResponse> simpleResponse(unsigned status, std::string body,
                                                const std::string& requestId, unsigned version) {
   auto res = std::make_shared<StringResponse>(static_cast<http::status>(status), version);

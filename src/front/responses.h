@@ -17,6 +17,11 @@ using StringResponse = boost::beast::http::response<boost::beast::http::string_b
 // server's to write, never an app's.
 bool isHopByHopHeader(std::string_view name);
 
+// Appends the head of `head` as it goes on the wire (status line, fields, blank line) to `out`:
+// one contiguous buffer, so that a small answer leaves in one piece instead of one for each
+// field (Beast's serializer hands the socket a buffer per field line).
+void appendResponseHead(const boost::beast::http::response_header<>& head, std::string& out);
+
 std::shared_ptr<StringResponse> simpleResponse(unsigned status, std::string body,
                                                const std::string& requestId, unsigned version);
 

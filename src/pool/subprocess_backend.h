@@ -18,6 +18,7 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "ipc/reactor.h"
 #include "obs/metrics.h"
@@ -29,6 +30,7 @@
 #include "pool/egress.h"
 #include "pool/heavy_apps.h"
 #include "pool/pool_options.h"
+#include "pool/scheduler.h"
 #include "pool/worker_channel.h"
 #include "pool/worker_lifecycle.h"
 #include "util/clock.h"
@@ -200,6 +202,8 @@ class SubprocessBackend final : public Backend {
   Admission admission_;
   // Apps lately in long turns, which the scheduler confines (pool/heavy_apps.h).
   HeavyApps heavy_;
+  // What pickLocked tells the scheduler of each slot (under mu_; kept to spare an allocation).
+  std::vector<WorkerView> views_;
   // Bytes held for clients, shared with the front (PoolOptions::clientBuffers).
   const std::shared_ptr<ByteBudget> clientBuffers_;
 

@@ -26,8 +26,8 @@ SubprocessBackend::Pick SubprocessBackend::pickLocked(bool stream, const std::st
   SteadyTime clockNow = clock_.now();                 // the pool's (quarantines)
   // With the wedge check off, no turn is long enough to count.
   auto wedgeAfter = options_.wedgedTurn.count() > 0 ? options_.wedgedTurn : std::chrono::hours(24);
-  std::vector<WorkerView> views;
-  views.reserve(slots_.size());
+  std::vector<WorkerView>& views = views_;  // kept from pick to pick: no allocation per request
+  views.clear();
   std::size_t eligible = 0;
   for (auto& s : slots_) {
     WorkerView& v = views.emplace_back();

@@ -248,6 +248,51 @@ TEST_F(ServerTest, KeepAliveServesSeveralRequestsOnOneConnection) {
   }
 }
 
+// An answer goes out byte for byte: its status line (the app's reason), its fields and its body,
+// small (one buffer with its head) or large and read late by its client (written from where it
+// is, as the client makes room), on HTTP/1.1 and HTTP/1.0.
+TEST_F(ServerTest, AnAnswerGoesOutAsTheAppMadeItSmallOrLargeAndReadLate) {
+  ServerConfig config;
+  config.apps = {app("shaped", "shaped.js", "/")};
+  start(std::move(config));
+  auto digits = [](std::size_t n) {
+    std::string s;
+    for (std::size_t i = 0; i < n; ++i) s += static_cast<char>('0' + i % 10);
+    return s;
+  };
+  {
+    HttpConnection c(port_);
+    c.send("GET /?status=201&reason=Made%20Here&bytes=25 HTTP/1.1\r\nHost: x\r\n\r\n");
+    std::string raw;
+    c.readRaw(&raw, std::chrono::seconds(10), "\r\n\r\n" + digits(25));
+    EXPECT_EQ(raw.rfind("HTTP/1.1 201 Made Here\r\n", 0), 0u) << raw;
+    EXPECT_NE(raw.find("\r\nx-shaped: yes\r\n"), std::string::npos) << raw;
+    EXPECT_NE(raw.find("\r\nContent-Length: 25\r\n"), std::string::npos) << raw;
+    EXPECT_NE(raw.find("\r\nx-request-id: "), std::string::npos) << raw;
+    EXPECT_EQ(raw.substr(raw.find("\r\n\r\n") + 4), digits(25));
+  }
+  {
+    HttpConnection c(port_);
+    constexpr std::size_t kBig = 3 << 20;  // past what the sockets hold: written in parts
+    c.send("GET /?bytes=" + std::to_string(kBig) + " HTTP/1.1\r\nHost: x\r\n\r\n");
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    Response r = c.read();
+    EXPECT_EQ(r.result_int(), 200);
+    EXPECT_EQ(r.body().size(), kBig);
+    EXPECT_TRUE(r.body() == digits(kBig));
+    EXPECT_EQ(r["x-shaped"], "yes");
+    EXPECT_EQ(c.request("GET", "/?bytes=3").body(), "012") << "and the connection goes on";
+  }
+  {
+    HttpConnection c(port_);
+    c.send("GET /?bytes=5 HTTP/1.0\r\nHost: x\r\n\r\n");
+    std::string raw;
+    c.readRaw(&raw, std::chrono::seconds(10));  // until the server closes (HTTP/1.0)
+    EXPECT_EQ(raw.rfind("HTTP/1.0 200 OK\r\n", 0), 0u) << raw;
+    EXPECT_EQ(raw.substr(raw.find("\r\n\r\n") + 4), "01234");
+  }
+}
+
 TEST_F(ServerTest, PipelinedRequestsAreAnsweredInOrder) {
   startDefault();
   HttpConnection c(port_);
