@@ -461,7 +461,10 @@ void InProcessBackend::stop() {
 }
 
 std::size_t InProcessBackend::inFlight() const {
-  return executors_->pending() + shared_->admission.waiting();
+  // As the subprocess pool counts them: what holds room, a stream until it ends (an executor's
+  // pending count lets a stream go once its head is answered), and what waits.
+  const Admission& admission = shared_->admission;
+  return admission.cap(false).taken() + admission.cap(true).taken() + admission.waiting();
 }
 
 }  // namespace isolane
