@@ -69,6 +69,26 @@ class Flood {
   void waitForRuns(int n) {
     while (ran < n) std::this_thread::sleep_for(5ms);
   }
+  // Until its runs end one at a time, twice at least 200 ms after the one before: it is confined
+  // to one thread. (The requests it queued on every thread before any of its turns was seen to
+  // be long run where they were queued unless withdrawn first, two at a time: how many rounds
+  // that takes depends on how loaded the machine is.) False if that does not come within 20 s.
+  bool waitUntilConfined() {
+    auto deadline = std::chrono::steady_clock::now() + 20s;
+    int last = ran, apart = 0;
+    auto lastAt = std::chrono::steady_clock::now();
+    while (apart < 2) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(5ms);
+      int now = ran;
+      if (now == last) continue;
+      auto at = std::chrono::steady_clock::now();
+      apart = now == last + 1 && at - lastAt >= 200ms ? apart + 1 : 0;
+      last = now;
+      lastAt = at;
+    }
+    return true;
+  }
   std::atomic<int> ran{0}, shed{0};
 
  private:
@@ -106,7 +126,7 @@ TEST_P(FairShare, AFloodOfLongTurnsNeverHoldsEveryThreadWhileAnotherAppWaits) {
     for (const WorkerInfo& w : pool->workers()) pids.push_back(w.pid);
   }
   Flood flood(server->port(), 8);
-  flood.waitForRuns(2);  // long enough for the flood to be seen in long turns and confined
+  ASSERT_TRUE(flood.waitUntilConfined()) << flood.ran << " ran";
   Timed good = timeGood(server->port(), 100);
   flood.stop();
   std::cout << GetParam() << ": good under the flood: " << good.ok << "/100 answered 200, p50 "
