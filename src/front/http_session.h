@@ -202,7 +202,7 @@ class HttpSession final : public IdleConnection, public std::enable_shared_from_
   Clock::time_point bodyDeadline_;
   Clock::time_point sendDeadline_;
   std::size_t answerBytes_ = 0;  // the answer being written
-  // What write() writes: the answer's head (appendResponseHead) and, up to kInlineBodyBytes, its
+  // What write() writes: the answer's head (appendResponseHead) and, up to kAnswerInlineBytes, its
   // body, in one buffer; a larger body from the answer itself; and how much of the two is out.
   static constexpr std::size_t kAnswerInlineBytes = 1024;
   static constexpr std::size_t kKeptWireBytes = 2048;

@@ -50,27 +50,27 @@ void HttpSession::startStream(AppResponse r) {
   streamPipe_ = std::move(r.stream);
   streamSent_ = 0;
   streamLength_ = declaredContentLength(r.headers);
-  auto head = std::make_shared<http::response<http::empty_body>>();
-  setAnswerHead(*head, r);
+  http::response<http::empty_body> head;
+  setAnswerHead(head, r);
   streamKeep_ = keepAlive_ && !context_.stopping && !bodyOut_;
   streamIsEvents_ = isEventStream(r.headers);
   finishAfterWrite_ = false;
   streamChunked_ = false;
   if (streamLength_) {
-    head->content_length(*streamLength_);
+    head.content_length(*streamLength_);
   } else if (version_ >= 11) {
     streamChunked_ = true;
-    head->set(http::field::transfer_encoding, "chunked");
+    head.set(http::field::transfer_encoding, "chunked");
   } else {
     streamKeep_ = false;  // HTTP/1.0: the body ends when the connection does
   }
-  head->keep_alive(streamKeep_);
+  head.keep_alive(streamKeep_);
   unmarkIdle();
   writing_ = true;
   if (auto* m = context_.options.metrics) m->streamsOpen.add(1);
   bool headOnly = isHead_;
   auto text = std::make_shared<std::string>();
-  appendResponseHead(*head, *text);
+  appendResponseHead(head, *text);
   armWriteTimer(Clock::now() + context_.options.sendTimeout);
   streamWriting_ = true;  // one write at a time: a stop's clean end waits for the head
   asio::async_write(

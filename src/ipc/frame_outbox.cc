@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <chrono>
 #include <climits>
+#include <iterator>
 #include <vector>
 
 #include "ipc/frame_codec.h"
@@ -94,14 +95,20 @@ std::optional<std::size_t> FrameOutbox::writeNowLocked(std::span<iovec> parts,
   return sent;
 }
 
+bool FrameOutbox::queueLocked(Entry entry, std::unique_lock<std::mutex>& lock) {
+  queued_ += entry.bytes.size();
+  if (queued_ > kMaxQueuedBytes) {
+    breakLocked(lock, "the other end stopped reading (" + std::to_string(queued_ >> 20) +
+                          " MiB of frames waiting)");
+    return false;
+  }
+  queue_.push_back(std::move(entry));
+  return true;
+}
+
 void FrameOutbox::enqueueLocked(std::string bytes, std::shared_ptr<const void> hold,
                                 std::unique_lock<std::mutex>& lock) {
-  queued_ += bytes.size();
-  if (queued_ > kMaxQueuedBytes) {
-    return breakLocked(lock, "the other end stopped reading (" + std::to_string(queued_ >> 20) +
-                                 " MiB of frames waiting)");
-  }
-  queue_.push_back(Entry{std::move(bytes), std::move(hold)});
+  if (!queueLocked(Entry{std::move(bytes), std::move(hold)}, lock)) return;
   lock.unlock();
   wake_.notify_one();
 }
@@ -174,14 +181,12 @@ void FrameOutbox::flushHeldLocked(std::unique_lock<std::mutex>& lock) {
     return;
   }
   held_[first].bytes.erase(0, done);
-  for (std::size_t i = first; i < count; ++i) queued_ += held_[i].bytes.size();
-  if (queued_ > kMaxQueuedBytes) {
-    held_.clear();
-    return breakLocked(lock, "the other end stopped reading (" + std::to_string(queued_ >> 20) +
-                                 " MiB of frames waiting)");
-  }
-  for (std::size_t i = first; i < count; ++i) queue_.push_back(std::move(held_[i]));
+  std::vector<Entry> rest(std::make_move_iterator(held_.begin() + static_cast<std::ptrdiff_t>(first)),
+                          std::make_move_iterator(held_.end()));
   held_.clear();
+  for (Entry& entry : rest) {
+    if (!queueLocked(std::move(entry), lock)) return;  // broken: nothing more is written
+  }
   wake_.notify_one();
 }
 

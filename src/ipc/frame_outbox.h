@@ -86,8 +86,9 @@ class FrameOutbox {
   // the socket takes them: the bytes written (all, some or none), or nothing when the socket broke.
   std::optional<std::size_t> writeNowLocked(std::span<iovec> parts,
                                             std::unique_lock<std::mutex>& lock);
-  // Queues `bytes` for the flusher (or breaks the socket when the queue is past its bound);
-  // unlocks.
+  // Appends `entry` to the queue, or breaks the socket when the queue is past its bound (false).
+  bool queueLocked(Entry entry, std::unique_lock<std::mutex>& lock);
+  // Queues `bytes` for the flusher (queueLocked) and wakes it; unlocks.
   void enqueueLocked(std::string bytes, std::shared_ptr<const void> hold,
                      std::unique_lock<std::mutex>& lock);
   // Whether the calling thread's frame of `bytes` bytes is to be held.
