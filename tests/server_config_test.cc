@@ -129,9 +129,14 @@ TEST(Config, EnvironmentOverrides) {
   ServerConfig c;
   setenv("ISOLANE_MAX_BODY_BYTES", "77", 1);
   setenv("ISOLANE_REQUEST_CPU_MS", "123", 1);
+  setenv("ISOLANE_REACTOR_THREADS", "2", 1);
   ASSERT_TRUE(applyEnvironment(c));
   EXPECT_EQ(c.maxBodyBytes, 77u);
   EXPECT_EQ(c.requestCpuLimit.count(), 123);
+  EXPECT_EQ(c.reactorThreads, 2u);
+  setenv("ISOLANE_REACTOR_THREADS", "0", 1);
+  EXPECT_FALSE(applyEnvironment(c));
+  unsetenv("ISOLANE_REACTOR_THREADS");
   setenv("ISOLANE_REQUEST_CPU_MS", "abc", 1);
   Status bad = applyEnvironment(c);
   ASSERT_FALSE(bad);

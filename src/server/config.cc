@@ -339,6 +339,7 @@ Status applyEnvironment(ServerConfig& config) {
   std::int64_t timeout = config.requestTimeout.count();
   std::int64_t heap = static_cast<std::int64_t>(config.heapLimitMb);
   std::int64_t executors = static_cast<std::int64_t>(config.executorThreads);
+  std::int64_t reactors = static_cast<std::int64_t>(config.reactorThreads);
   std::int64_t isolates = static_cast<std::int64_t>(config.maxIsolates);
   std::int64_t isolateIdle = config.isolateIdleTimeout.count();
   std::int64_t connections = static_cast<std::int64_t>(config.maxConnections);
@@ -357,6 +358,7 @@ Status applyEnvironment(ServerConfig& config) {
       readEnvInt("ISOLANE_REQUEST_TIMEOUT_MS", 1, 86'400'000, timeout),
       readEnvInt("ISOLANE_HEAP_LIMIT_MB", 16, 16384, heap),
       readEnvInt("ISOLANE_EXECUTOR_THREADS", 1, 64, executors),
+      readEnvInt("ISOLANE_REACTOR_THREADS", 1, 64, reactors),
       readEnvInt("ISOLANE_MAX_ISOLATES", 1, 4096, isolates),
       readEnvInt("ISOLANE_ISOLATE_IDLE_MS", 1, 86'400'000, isolateIdle),
   };
@@ -443,6 +445,7 @@ Status applyEnvironment(ServerConfig& config) {
   config.drainIdle = std::chrono::milliseconds(drainIdle);
   config.heapLimitMb = static_cast<std::size_t>(heap);
   config.executorThreads = static_cast<std::size_t>(executors);
+  config.reactorThreads = static_cast<std::size_t>(reactors);
   config.maxIsolates = static_cast<std::size_t>(isolates);
   config.isolateIdleTimeout = std::chrono::milliseconds(isolateIdle);
   return Status::success();
