@@ -1,6 +1,6 @@
 // The master's writing end of a worker's socket (ipc/socket_writer.h), on a reactor of the
 // test's: frames from many threads arrive whole and in each sender's order, what one pass of the
-// reactor sends leaves in one gathered write, a sender never blocks on a peer that does not read,
+// reactor sends leaves in one gathered write, written by the flush itself, a sender never blocks on a peer that does not read,
 // and a peer that closes or stops reading breaks the writer once.
 
 #include "ipc/socket_writer.h"
@@ -36,7 +36,9 @@ using namespace std::chrono_literals;
 // One socketpair: the writer's end on the reactor, the peer's a plain descriptor.
 struct Link {
   Link(Reactor& reactor, std::size_t maxQueued = SocketWriter::kMaxQueuedBytes)
-      : strand(asio::make_strand(reactor.io())),
+      : Link(reactor.io(), maxQueued) {}
+  Link(asio::io_context& io, std::size_t maxQueued = SocketWriter::kMaxQueuedBytes)
+      : strand(asio::make_strand(io)),
         socket(strand),
         writer(strand, socket, [this](const std::string& why) { broken(why); }, maxQueued) {
     int fds[2];
@@ -110,6 +112,28 @@ TEST(SocketWriter, WhatOnePassOfTheReactorSendsLeavesInOneWrite) {
   for (int i = 0; i < 50; ++i) expected += "frame " + std::to_string(i) + "\n";
   EXPECT_EQ(readAll(link->peer, expected.size()), expected);
   EXPECT_EQ(link->writer.writes(), 1u);
+}
+
+// The flush writes the socket itself: no completion handler is left to run behind whatever else
+// the reactor has ready (on a busy front, hundreds of connections' reads), holding the batch as
+// "being written" and the frames queued meanwhile with it.
+TEST(SocketWriter, AFlushWritesAtOnceNotThroughAHandlerBehindTheOthers) {
+  asio::io_context io;
+  auto link = std::make_shared<Link>(io);
+  ASSERT_TRUE(link->writer.send(std::string("first\n"), link));  // posts the flush
+  int others = 0;
+  for (int i = 0; i < 100; ++i) asio::post(io, [&] { ++others; });
+  ASSERT_EQ(io.run_one(), 1u);  // the flush, and nothing else
+  EXPECT_EQ(others, 0);
+  EXPECT_EQ(link->writer.queuedBytes(), 0u);  // done with: nothing waits for a handler
+  EXPECT_EQ(readAll(link->peer, 6), "first\n");
+  // The next frame starts a flush of its own at once.
+  ASSERT_TRUE(link->writer.send(std::string("second\n"), link));
+  io.run();
+  EXPECT_EQ(others, 100);
+  EXPECT_EQ(readAll(link->peer, 7), "second\n");
+  EXPECT_EQ(link->writer.writes(), 2u);
+  EXPECT_EQ(link->writer.queuedBytes(), 0u);
 }
 
 // A head and its trailer (a body moved in, written from there) arrive as the whole frame, with

@@ -56,27 +56,47 @@ bool SocketWriter::queue(std::string* parts, std::size_t count,
 }
 
 void SocketWriter::flush(std::shared_ptr<const void> owner) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (broken_ || queue_.empty()) {
-      flushing_ = false;
+  // The socket is written from here, not through a completion handler: that handler would wait
+  // behind every handler the reactor had ready (on a busy front, hundreds of connections' reads),
+  // and the frames queued meanwhile with it. Only a full socket waits for the reactor.
+  if (!socket_.non_blocking()) {
+    boost::system::error_code ignored;  // then the write below would block: it fails instead
+    socket_.non_blocking(true, ignored);
+  }
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (broken_ || queue_.empty()) {
+        flushing_ = false;
+        return;
+      }
+      writing_.swap(queue_);  // queue_ takes writing_'s emptied storage
+      ++writes_;
+    }
+    buffers_.clear();
+    for (const std::string& frame : writing_) buffers_.emplace_back(asio::buffer(frame));
+    boost::system::error_code ec;
+    std::size_t wrote = asio::write(socket_, buffers_, ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again) {
+      // The rest when the worker has read enough; the writer stays flushing until then.
+      std::size_t skip = wrote;
+      std::size_t first = 0;
+      while (skip >= buffers_[first].size()) skip -= buffers_[first++].size();
+      buffers_.erase(buffers_.begin(), buffers_.begin() + static_cast<std::ptrdiff_t>(first));
+      buffers_.front() += skip;
+      asio::async_write(socket_, buffers_,
+                        asio::bind_executor(strand_, [this, wrote, owner = std::move(owner)](
+                                                         const boost::system::error_code& ec,
+                                                         std::size_t rest) mutable {
+                          if (written(ec, wrote + rest)) flush(std::move(owner));
+                        }));
       return;
     }
-    writing_.swap(queue_);  // queue_ takes writing_'s emptied storage
-    ++writes_;
+    if (!written(ec, wrote)) return;
   }
-  buffers_.clear();
-  for (const std::string& frame : writing_) buffers_.emplace_back(asio::buffer(frame));
-  asio::async_write(socket_, buffers_,
-                    asio::bind_executor(strand_, [this, owner = std::move(owner)](
-                                                     const boost::system::error_code& ec,
-                                                     std::size_t bytes) mutable {
-                      written(ec, bytes, std::move(owner));
-                    }));
 }
 
-void SocketWriter::written(const boost::system::error_code& ec, std::size_t bytes,
-                           std::shared_ptr<const void> owner) {
+bool SocketWriter::written(const boost::system::error_code& ec, std::size_t bytes) {
   writing_.clear();
   std::unique_lock<std::mutex> lock(mutex_);
   if (!broken_) queued_ -= bytes;
@@ -85,14 +105,9 @@ void SocketWriter::written(const boost::system::error_code& ec, std::size_t byte
       lock.unlock();
       if (onBroken_) onBroken_("the worker closed its socket (" + ec.message() + ")");
     }
-    return;
+    return false;
   }
-  if (broken_ || queue_.empty()) {
-    flushing_ = false;
-    return;
-  }
-  lock.unlock();
-  flush(std::move(owner));  // what was sent meanwhile, in the next gathered write
+  return true;  // what was sent meanwhile goes in the next gathered write
 }
 
 void SocketWriter::silence() {

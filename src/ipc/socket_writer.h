@@ -3,7 +3,8 @@
 // (ipc/reactor.h). send() never blocks and never writes from the caller's thread: the frame joins
 // a queue, and the first send of a batch posts one flush to the socket's strand, which writes
 // everything queued by then in one gathered write (an iovec per frame, or per part of a frame
-// sent as head and trailer). So the frames one pass of
+// sent as head and trailer). The flush writes the (non-blocking) socket itself; only what a full
+// socket did not take waits for the reactor. So the frames one pass of
 // the reactor makes (the requests, body pieces, credit and cancels of many connections) leave in
 // one system call, and no thread of the writer's own wakes for them. Order is kept across threads.
 //
@@ -60,10 +61,12 @@ class SocketWriter {
  private:
   // Queues `parts` (one frame, or several) in order.
   bool queue(std::string* parts, std::size_t count, const std::shared_ptr<const void>& owner);
-  void flush(std::shared_ptr<const void> owner);  // on the strand
-  // `bytes`: what the write took (all of the batch, unless `ec`: then the writer breaks).
-  void written(const boost::system::error_code& ec, std::size_t bytes,
-               std::shared_ptr<const void> owner);
+  // On the strand: writes what is queued, gathered, until nothing is (or the socket is full:
+  // then the rest is written when it has room).
+  void flush(std::shared_ptr<const void> owner);
+  // `bytes`: what the write took (all of the batch, unless `ec`: then the writer breaks, and
+  // false is returned).
+  bool written(const boost::system::error_code& ec, std::size_t bytes);
   // Marks the socket given up on; true when this call did (then `onBroken` is due).
   bool breakLocked();
 
