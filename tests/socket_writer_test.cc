@@ -136,6 +136,61 @@ TEST(SocketWriter, AFlushWritesAtOnceNotThroughAHandlerBehindTheOthers) {
   EXPECT_EQ(link->writer.queuedBytes(), 0u);
 }
 
+// Frames of a known pattern: byte k of the stream is 'a' + (k / 1000) % 26.
+std::string patterned(std::size_t from, std::size_t n) {
+  std::string out(n, '\0');
+  for (std::size_t k = 0; k < n; ++k) out[k] = static_cast<char>('a' + ((from + k) / 1000) % 26);
+  return out;
+}
+
+// One link on a bare io_context whose socket takes little at a time: a batch of `frames` frames of
+// `bytes` each is queued, and the flush (one handler) writes what fits and leaves the rest to
+// the reactor.
+struct SmallSocket {
+  explicit SmallSocket(std::size_t frames, std::size_t bytes) : link(std::make_shared<Link>(io)) {
+    int small = 4096;
+    EXPECT_EQ(::setsockopt(link->socket.native_handle(), SOL_SOCKET, SO_SNDBUF, &small,
+                           sizeof small),
+              0);
+    for (std::size_t i = 0; i < frames; ++i) {
+      std::string frame = patterned(expected.size(), bytes);
+      expected += frame;
+      EXPECT_TRUE(link->writer.send(std::move(frame), link));
+    }
+  }
+  asio::io_context io;
+  std::shared_ptr<Link> link;
+  std::string expected;
+};
+
+// A socket that takes part of a batch: the rest is written as the peer reads, in order, and the
+// batch counts as queued until its last byte is written.
+TEST(SocketWriter, APartlyWrittenBatchGoesOnWhenThePeerReads) {
+  SmallSocket s(16, 64 * 1024);
+  ASSERT_EQ(s.io.run_one(), 1u);  // the flush: what fits, then a wait for room
+  EXPECT_EQ(s.link->writer.queuedBytes(), s.expected.size());
+  std::string got;
+  std::thread reader([&] { got = readAll(s.link->peer, s.expected.size()); });
+  s.io.run();  // until the rest is written
+  reader.join();
+  EXPECT_TRUE(got == s.expected) << "the bytes differ from the frames sent, in order";
+  EXPECT_EQ(s.link->writer.queuedBytes(), 0u);
+  EXPECT_EQ(s.link->writer.writes(), 1u);
+  EXPECT_EQ(s.link->breaks, 0);
+}
+
+TEST(SocketWriter, APeerThatClosesDuringAPartWrittenBatchBreaksItOnce) {
+  SmallSocket s(16, 64 * 1024);
+  ASSERT_EQ(s.io.run_one(), 1u);
+  ::close(s.link->peer);
+  s.link->peer = -1;
+  s.io.run();
+  EXPECT_EQ(s.link->breaks, 1);
+  ASSERT_EQ(s.link->reasons.size(), 1u);
+  EXPECT_NE(s.link->reasons[0].find("closed its socket"), std::string::npos) << s.link->reasons[0];
+  EXPECT_FALSE(s.link->writer.send("after", s.link));
+}
+
 // A head and its trailer (a body moved in, written from there) arrive as the whole frame, with
 // its padding, in order with the frames around it and in the same gathered write.
 TEST(SocketWriter, AHeadAndItsTrailerArriveAsTheWholeFrame) {

@@ -59,15 +59,20 @@ void SocketWriter::flush(std::shared_ptr<const void> owner) {
   // The socket is written from here, not through a completion handler: that handler would wait
   // behind every handler the reactor had ready (on a busy front, hundreds of connections' reads),
   // and the frames queued meanwhile with it. Only a full socket waits for the reactor.
-  if (!socket_.non_blocking()) {
-    boost::system::error_code ignored;  // then the write below would block: it fails instead
-    socket_.non_blocking(true, ignored);
-  }
-  for (;;) {
+  boost::system::error_code notNonBlocking;
+  if (!socket_.non_blocking()) socket_.non_blocking(true, notNonBlocking);
+  for (int batch = 0;; ++batch) {
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      std::unique_lock<std::mutex> lock(mutex_);
       if (broken_ || queue_.empty()) {
         flushing_ = false;
+        return;
+      }
+      if (batch == kBatchesPerFlush) {
+        // Frames keep coming from other threads: the rest goes in a flush of its own, after the
+        // handlers the reactor has ready, so that one socket never holds the reactor's thread.
+        lock.unlock();
+        asio::post(strand_, [this, owner = std::move(owner)]() mutable { flush(std::move(owner)); });
         return;
       }
       writing_.swap(queue_);  // queue_ takes writing_'s emptied storage
@@ -75,10 +80,14 @@ void SocketWriter::flush(std::shared_ptr<const void> owner) {
     }
     buffers_.clear();
     for (const std::string& frame : writing_) buffers_.emplace_back(asio::buffer(frame));
-    boost::system::error_code ec;
-    std::size_t wrote = asio::write(socket_, buffers_, ec);
+    boost::system::error_code ec = asio::error::would_block;
+    std::size_t wrote = 0;
+    // A socket that could not be made non-blocking is written only when the reactor says it
+    // has room: a blocking write would stop the reactor on a worker that does not read.
+    if (!notNonBlocking) wrote = asio::write(socket_, buffers_, ec);
     if (ec == asio::error::would_block || ec == asio::error::try_again) {
       // The rest when the worker has read enough; the writer stays flushing until then.
+      // (wrote < the batch's size here: a frame is never empty, so `first` stays in range.)
       std::size_t skip = wrote;
       std::size_t first = 0;
       while (skip >= buffers_[first].size()) skip -= buffers_[first++].size();

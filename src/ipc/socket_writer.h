@@ -38,6 +38,8 @@ class SocketWriter {
   using OnBroken = std::function<void(const std::string& why)>;
   // The same bound as the worker's end of the socket.
   static constexpr std::size_t kMaxQueuedBytes = FrameOutbox::kMaxQueuedBytes;
+  // Gathered writes one flush makes while frames keep coming before it yields the reactor.
+  static constexpr int kBatchesPerFlush = 4;
 
   // `socket` runs on `strand`; both outlive the writer's handlers (see send()).
   SocketWriter(Strand strand, Socket& socket, OnBroken onBroken,
