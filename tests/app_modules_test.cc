@@ -2,6 +2,7 @@
 // app's source chooses what is read, so the reader is tested as a hostile app would use it.
 
 #include "ipc/app_modules.h"
+#include "pool/app_versions.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -115,6 +116,20 @@ TEST_F(AppModulesTest, AnEntryThatCannotBeReadSaysWhy) {
   AppModules m = readAppModules(root_ + "/app/none.js", 1 << 20);
   ASSERT_EQ(m.files.size(), 1u);
   EXPECT_EQ(m.files[0].error, "cannot read module " + root_ + "/app/none.js: no such file");
+}
+
+// An app's version (pool/app_versions.h) follows the bytes of every file its imports reach.
+TEST_F(AppModulesTest, TheVersionChangesWithAnyFileOfTheGraphAndOnlyThen) {
+  write("/app/app.js", "import { x } from './lib/a.js';\nexport default x;\n");
+  write("/app/lib/a.js", "export const x = 1;\n");
+  std::string first = appContentVersion(readAppModules(root_ + "/app/app.js", 1 << 20));
+  EXPECT_EQ(first.size(), 64u);
+  EXPECT_EQ(appContentVersion(readAppModules(root_ + "/app/app.js", 1 << 20)), first);
+  write("/app/lib/a.js", "export const x = 2;\n");
+  std::string second = appContentVersion(readAppModules(root_ + "/app/app.js", 1 << 20));
+  EXPECT_NE(second, first);
+  write("/app/lib/a.js", "export const x = 1;\n");
+  EXPECT_EQ(appContentVersion(readAppModules(root_ + "/app/app.js", 1 << 20)), first);
 }
 
 }  // namespace

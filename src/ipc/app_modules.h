@@ -23,6 +23,8 @@
 namespace isolane {
 
 inline constexpr std::size_t kMaxAppModuleFiles = 4096;
+// What an app's modules may hold in all where no frame bounds them (in process, `isolane run`).
+inline constexpr std::size_t kMaxAppModuleBytes = std::size_t{256} << 20;
 
 struct ModuleFile {
   std::string path;    // absolute, canonical: the module's name in stacks and errors

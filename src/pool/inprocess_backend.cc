@@ -5,6 +5,7 @@
 
 #include "ipc/body_pipe.h"
 #include "obs/log.h"
+#include "pool/app_versions.h"
 #include "pool/app_counts.h"
 #include "pool/body_forwarder.h"
 #include "pool/capped_count.h"
@@ -160,7 +161,12 @@ Status InProcessBackend::start(const std::vector<AppSpec>& apps) {
   std::vector<std::string> names;
   for (const AppSpec& app : apps) names.push_back(app.name);
   shared_->heavy.setApps(names);
-  for (AppSpec app : apps) {
+  // Read once: each executor thread, and each isolate made again after it idled, runs these
+  // bytes (pool/app_versions.h).
+  std::vector<AppSpec> versioned = apps;
+  readAppVersions(versioned, kMaxAppModuleBytes,
+                  options_.metrics ? &appVersionInfo(*options_.metrics) : nullptr);
+  for (AppSpec app : versioned) {
     codeCache_.offer(app, engineKey());
     AppLoadReport report;
     if (Status s = executors_->loadApp(app, &report); !s) return s;

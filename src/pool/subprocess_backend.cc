@@ -9,6 +9,7 @@
 #include <set>
 
 #include "obs/log.h"
+#include "pool/app_versions.h"
 #include "pool/body_forwarder.h"
 #include "pool/subprocess_state.h"
 #include "pool/worker_process.h"
@@ -41,6 +42,7 @@ SubprocessBackend::SubprocessBackend(PoolOptions options, MetricsRegistry& metri
           "isolane_worker_start_seconds",
           "From a worker's spawn to its readiness (its apps loaded), first starts and respawns", {},
           {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5, 1, 2.5, 5, 10})),
+      appVersions_(appVersionInfo(metrics)),
       codeCacheLoads_(metrics.counter(
           "isolane_code_cache_loads_total",
           "App loads by what became of the module's code cache: accepted, rejected (V8 refused "
@@ -242,6 +244,7 @@ bool SubprocessBackend::candidateLocked(const Slot& slot, const std::string& app
 
 Status SubprocessBackend::start(const std::vector<AppSpec>& apps) {
   apps_ = apps;
+  readAppVersions(apps_, maxModuleBytes(), &appVersions_);
   std::vector<std::string> names;
   for (const AppSpec& a : apps) names.push_back(a.name);
   heavy_.setApps(names);

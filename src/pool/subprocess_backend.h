@@ -174,6 +174,8 @@ class SubprocessBackend final : public Backend {
   bool servesLocked(const Slot& slot, const std::string& app) const;
   // The apps a slot's worker loads: its own app, or the shared ones.
   std::vector<AppSpec> appsOf(const Slot& slot) const;
+  // The most an app's modules may hold: they travel in one LoadApp frame.
+  std::size_t maxModuleBytes() const;
   // Slots that may take `app`'s requests of this kind (the group, and the lane when shared).
   bool candidateLocked(const Slot& slot, const std::string& app, bool stream) const;
 
@@ -215,6 +217,7 @@ class SubprocessBackend final : public Backend {
   Family<Counter>& cooldowns_;
   Family<Histogram>& heartbeatRtt_;
   Family<Histogram>& workerStart_;
+  Family<Gauge>& appVersions_;
   Family<Counter>& codeCacheLoads_;
   Family<Counter>& codeCacheStored_;
   Family<Counter>& isolateRecycles_;

@@ -145,12 +145,11 @@ void SubprocessBackend::loadApps(int index, std::uint64_t generation,
   // Files are read with no lock held, by the master: a worker reads none. A module that cannot
   // be read goes with the reason instead of its bytes, and the worker's load reports it.
   std::vector<std::string> frames;
-  constexpr std::size_t kFrameRoom = 64 * 1024;  // for the rest of the LoadApp frame
-  std::size_t maxModuleBytes =
-      options_.maxFrameBytes > 2 * kFrameRoom ? options_.maxFrameBytes - kFrameRoom : kFrameRoom;
   for (AppSpec& app : apps) {
-    app.modules =
-        std::make_shared<const AppModules>(readAppModules(app.modulePath, maxModuleBytes));
+    if (!app.modules) {  // read once, at start (pool/app_versions.h); only a pool not started
+      app.modules =
+          std::make_shared<const AppModules>(readAppModules(app.modulePath, maxModuleBytes()));
+    }
     codeCache_.offer(app, engineKey);
     auto frame = encodeLoadApp(app, options_.maxFrameBytes);
     if (!frame && !app.codeCache.empty()) {  // over the frame ceiling: without the cache
@@ -468,6 +467,12 @@ void SubprocessBackend::stop() {
       p.pipe->fail("SHUTTING_DOWN: the pool stopped during the stream");
     }
   }
+}
+
+std::size_t SubprocessBackend::maxModuleBytes() const {
+  constexpr std::size_t kFrameRoom = 64 * 1024;  // for the rest of the LoadApp frame
+  return options_.maxFrameBytes > 2 * kFrameRoom ? options_.maxFrameBytes - kFrameRoom
+                                                 : kFrameRoom;
 }
 
 }  // namespace isolane

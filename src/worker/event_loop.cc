@@ -76,7 +76,7 @@ Status EventLoop::loadApp(const AppSpec& spec, AppLoadReport* report) {
   // A worker is handed its apps' files by the master (it could not open them); in process they
   // are read here.
   std::shared_ptr<const AppModules> modules = spec.modules;
-  if (!modules) modules = std::make_shared<AppModules>(readAppModules(spec.modulePath, 256u << 20));
+  if (!modules) modules = std::make_shared<AppModules>(readAppModules(spec.modulePath, kMaxAppModuleBytes));
 
   bool loaded = false;
   turn(*app, 0, [&](JsScope& js, v8::TryCatch&) {
