@@ -130,6 +130,9 @@ TEST_F(AppModulesTest, TheVersionChangesWithAnyFileOfTheGraphAndOnlyThen) {
   EXPECT_NE(second, first);
   write("/app/lib/a.js", "export const x = 1;\n");
   EXPECT_EQ(appContentVersion(readAppModules(root_ + "/app/app.js", 1 << 20)), first);
+  // The same files elsewhere: the same version.
+  fs::copy(root_ + "/app", root_ + "/copy", fs::copy_options::recursive);
+  EXPECT_EQ(appContentVersion(readAppModules(root_ + "/copy/app.js", 1 << 20)), first);
 }
 
 }  // namespace

@@ -23,7 +23,7 @@
 namespace isolane {
 
 inline constexpr std::size_t kMaxAppModuleFiles = 4096;
-// What an app's modules may hold in all where no frame bounds them (in process, `isolane run`).
+// What an app's modules may hold in all where no frame bounds them (the in-process backend).
 inline constexpr std::size_t kMaxAppModuleBytes = std::size_t{256} << 20;
 
 struct ModuleFile {

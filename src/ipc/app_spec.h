@@ -32,9 +32,9 @@ struct AppSpec {
   // the CPU time one request's JavaScript may use, in ms.
   std::size_t heapLimitMb = 0;
   std::uint32_t cpuLimitMs = 0;
-  // Its modules' bytes (ipc/app_modules.h), read once when the server starts (every worker and
+  // Its modules' bytes (ipc/app_modules.h), read once when the backend starts (every worker and
   // every isolate made later runs these, never what the files hold by then); null: the loader
-  // reads them (`isolane run`).
+  // reads them (an EventLoop made directly, in tests).
   std::shared_ptr<const AppModules> modules = {};
   // The content hash of `modules` (pool/app_versions.h): the version served.
   std::string version = {};

@@ -8,6 +8,17 @@
 namespace isolane {
 
 std::string appContentVersion(const AppModules& modules) {
+  // Paths count relative to the entry's directory (every file read is beneath it): the same app
+  // deployed elsewhere has the same version.
+  std::string root;
+  if (!modules.files.empty()) {
+    const std::string& entry = modules.files.front().path;
+    root = entry.substr(0, entry.rfind('/') + 1);
+  }
+  auto relative = [&root](const std::string& path) {
+    return !root.empty() && path.compare(0, root.size(), root) == 0 ? path.substr(root.size())
+                                                                    : path;
+  };
   // Each field with its length before it: no two different graphs give the same stream.
   std::string stream;
   stream.reserve(modules.bytes() + 64 * modules.files.size() + modules.error.size());
@@ -18,9 +29,17 @@ std::string appContentVersion(const AppModules& modules) {
   };
   field(modules.error);
   for (const ModuleFile& f : modules.files) {
-    field(f.path);
+    field(relative(f.path));
     field(f.error);
     field(f.source);
+    // How its imports resolved (a file, or why none): the same files linked otherwise are
+    // another app.
+    field(std::to_string(f.imports.size()));
+    for (const ModuleFile::Import& im : f.imports) {
+      field(im.specifier);
+      field(relative(im.path));
+      field(im.error);
+    }
   }
   return sha256Hex(stream);
 }
@@ -44,7 +63,7 @@ void readAppVersions(std::vector<AppSpec>& apps, std::size_t maxModuleBytes,
               {"version", app.version},
               {"files", static_cast<std::int64_t>(app.modules->files.size())},
               {"bytes", static_cast<std::int64_t>(app.modules->bytes())}});
-    if (info) info->with({app.name, app.version}).set(1);
+    if (info && !app.version.empty()) info->with({app.name, app.version}).set(1);
   }
 }
 

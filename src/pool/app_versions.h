@@ -1,6 +1,7 @@
 #pragma once
 // An app's version is the content hash of its modules: the SHA-256 of every file of its import
-// graph (ipc/app_modules.h), each with its path and what could not be read. The backends read
+// graph (ipc/app_modules.h), each with its path relative to the app's directory, how its imports
+// resolved, and what could not be read. The backends read
 // each app's graph once, when they start, and every worker and every isolate made later runs
 // those bytes: a worker respawned, or an isolate made again after it idled, never picks up a
 // file changed on disk meanwhile, so the pool never serves two versions of an app by accident.
@@ -17,7 +18,8 @@
 
 namespace isolane {
 
-// The version of the graph; the same bytes give the same version on every machine.
+// The version of the graph (64 hex digits; "" if OpenSSL fails): the same files give the same
+// version wherever the app's directory is.
 std::string appContentVersion(const AppModules& modules);
 
 // isolane_app_version_info{app,version}: 1 for the version each app serves.

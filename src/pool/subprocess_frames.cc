@@ -63,7 +63,8 @@ void SubprocessBackend::onFrame(int index, std::uint64_t generation, const wire:
       if (auto bad = slot.life.hello(clock_.now())) return violation(*bad);
       slot.engineKey = key;
       lock.unlock();
-      // Its apps are read from disk for it: not here, on the reactor.
+      // Its apps' frames are made for it (their code caches read from disk): not here, on the
+      // reactor.
       offTheReactor([this, index, generation, key] { loadApps(index, generation, key); });
       return;
     }

@@ -142,8 +142,8 @@ void SubprocessBackend::loadApps(int index, std::uint64_t generation,
                                    (static_cast<std::size_t>(index) + generation) % apps.size()),
                 apps.end());
   }
-  // Files are read with no lock held, by the master: a worker reads none. A module that cannot
-  // be read goes with the reason instead of its bytes, and the worker's load reports it.
+  // The modules were read by the master at start (a worker reads no file); a module that could
+  // not be read goes with the reason instead of its bytes, and the worker's load reports it.
   std::vector<std::string> frames;
   for (AppSpec& app : apps) {
     if (!app.modules) {  // read once, at start (pool/app_versions.h); only a pool not started
