@@ -85,7 +85,7 @@ void SocketWriter::flush(std::shared_ptr<const void> owner) {
     // A socket that could not be made non-blocking is written only when the reactor says it
     // has room: a blocking write would stop the reactor on a worker that does not read.
     if (!notNonBlocking) wrote = asio::write(socket_, buffers_, ec);
-    if (ec == asio::error::would_block || ec == asio::error::try_again) {
+    if (ec == asio::error::would_block) {  // (EAGAIN: the same value on Linux)
       // The rest when the worker has read enough; the writer stays flushing until then.
       // (wrote < the batch's size here: a frame is never empty, so `first` stays in range.)
       std::size_t skip = wrote;

@@ -166,7 +166,7 @@ Status InProcessBackend::start(const std::vector<AppSpec>& apps) {
   std::vector<AppSpec> versioned = apps;
   readAppVersions(versioned, kMaxAppModuleBytes,
                   options_.metrics ? &appVersionInfo(*options_.metrics) : nullptr);
-  for (AppSpec app : versioned) {
+  for (AppSpec& app : versioned) {
     codeCache_.offer(app, engineKey());
     AppLoadReport report;
     if (Status s = executors_->loadApp(app, &report); !s) return s;

@@ -146,10 +146,6 @@ void SubprocessBackend::loadApps(int index, std::uint64_t generation,
   // not be read goes with the reason instead of its bytes, and the worker's load reports it.
   std::vector<std::string> frames;
   for (AppSpec& app : apps) {
-    if (!app.modules) {  // read once, at start (pool/app_versions.h); only a pool not started
-      app.modules =
-          std::make_shared<const AppModules>(readAppModules(app.modulePath, maxModuleBytes()));
-    }
     codeCache_.offer(app, engineKey);
     auto frame = encodeLoadApp(app, options_.maxFrameBytes);
     if (!frame && !app.codeCache.empty()) {  // over the frame ceiling: without the cache
